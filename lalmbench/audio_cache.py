@@ -30,7 +30,7 @@ def cache_task_audio(items_path: str, out_dir: str, manifest_path: str, sample_r
     paths = sorted({it["audio_path"] for it in items if it.get("audio_path")})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    manifest, missing = {}, []
+    manifest, digests, missing = {}, {}, []
     progress = ProgressLog(len(paths), "decode+resample", log)
     for p in paths:
         try:
@@ -43,8 +43,9 @@ def cache_task_audio(items_path: str, out_dir: str, manifest_path: str, sample_r
         with io.atomic_path(dest, suffix=".wav") as tmp:
             sf.write(tmp, x, sample_rate, subtype="FLOAT", format="WAV")
         manifest[p] = str(dest)
+        digests[p] = hashlib.sha1(x.astype("float32").tobytes()).hexdigest()  # keys predictions by audio content
         progress.update(1)
     if missing:
         raise io.InputError(f"{items_path}: {len(missing)} of {len(paths)} audio files unusable; first: {missing[0]}")
-    io.write_json(manifest_path, {"sample_rate": sample_rate, "files": manifest})
+    io.write_json(manifest_path, {"sample_rate": sample_rate, "files": manifest, "sha1": digests})
     return manifest

@@ -44,6 +44,10 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
         src = d.get("params", {}).get("from")
         if d["adapter"] == "mix" and src not in cfg["datasets"]:
             problems.append(f"datasets.{name}.params.from: unknown dataset {src!r} (known: {', '.join(sorted(cfg['datasets']))})")
+    for name, t in cfg["tasks"].items():
+        for m in t.get("models", []):
+            if m not in cfg["models"]:
+                problems.append(f"tasks.{name}.models: unknown model {m!r}")
     for name, m in cfg["models"].items():
         for t in m.get("tasks", []):
             if t not in cfg["tasks"]:
@@ -52,7 +56,8 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
         for side in ("a", "b"):
             if pair[side] not in cfg["models"]:
                 problems.append(f"checks.agreement.{k}.{side}: unknown model {pair[side]!r}")
-    for p in sorted({p for m in cfg["models"].values() for p in m.get("prompts", [])} | set(cfg["prompts"])):
+    named = {p for x in list(cfg["models"].values()) + list(cfg["tasks"].values()) for p in x.get("prompts", [])}
+    for p in sorted(named | set(cfg["prompts"])):
         if not (base_dir / "resources" / "prompts" / f"{p}.txt").is_file():
             problems.append(f"prompts: template {p!r} not found (expected resources/prompts/{p}.txt)")
     for name in list(cfg["datasets"]) + list(cfg["tasks"]) + list(cfg["models"]):
@@ -76,23 +81,29 @@ class Run:
 
 
 def iter_runs(cfg: dict) -> Iterator[Run]:
-    """Every (model, task, condition, prompt) the config asks for, in a stable order."""
+    """Every (model, task, condition, prompt) the config asks for, in a stable order. Prompts: the
+    task's list, else the model's, else the top-level one."""
     for model in sorted(cfg["models"]):
         m = cfg["models"][model]
         tasks = m.get("tasks") or sorted(cfg["tasks"])
         for task in sorted(tasks):
+            if model not in cfg["tasks"][task].get("models", [model]):
+                continue
             for cond in m.get("conditions") or cfg["conditions"]:
-                for prompt in m.get("prompts") or cfg["prompts"]:
+                for prompt in cfg["tasks"][task].get("prompts") or m.get("prompts") or cfg["prompts"]:
                     yield Run(model, cfg["tasks"][task]["dataset"], task, cond, prompt)
 
 
 def run_hash(cfg: dict, run: Run, prompt_text: str) -> str:
-    """Hash of everything that determines one run's scores (recorded in metrics.json and all.tsv)."""
+    """Hash of everything that determines one run's scores (recorded in metrics.json and all.tsv): the
+    model enters by its fingerprint, so batch size and resources never change it."""
+    from lalmbench.inference.fingerprint import model_fingerprint
+
     task = cfg["tasks"][run.task]
     return config_hash({
         "seed": cfg["seed"], "scale": cfg["scale"], "sample_rate": cfg["sample_rate"],
         "dataset": cfg["datasets"][task["dataset"]], "task": task,
-        "model": cfg["models"][run.model], "condition": run.condition, "prompt": prompt_text,
+        "model": model_fingerprint(cfg["models"][run.model]), "condition": run.condition, "prompt": prompt_text,
     })
 
 

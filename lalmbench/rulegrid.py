@@ -31,9 +31,11 @@ def sweep_grid(runs: Iterable, spec: dict | None) -> list:
 def sweep_hash(config: dict, *, dataset: str, task: str, model: str, condition: str, prompt_text: str,
                **extra) -> str:
     """Hash of everything that determines one sweep job's result (recorded as config_hash)."""
+    from lalmbench.inference.fingerprint import model_fingerprint
+
     return config_hash({
         "seed": config["seed"], "scale": config.get("scale"), "sample_rate": config.get("sample_rate"),
-        "dataset": config["datasets"][dataset], "task": config["tasks"][task], "model": config["models"][model],
+        "dataset": config["datasets"][dataset], "task": config["tasks"][task], "model": model_fingerprint(config["models"][model]),
         "condition": condition, "prompt": prompt_text, **extra,
     })
 
@@ -84,8 +86,20 @@ def paired_groups(runs: Sequence) -> dict[tuple[str, str, str, str], list[str]]:
 
 def determinism_predictions(config: dict, *, model: str, dataset: str, task: str, condition: str, prompt: str,
                             batch_size: int) -> str:
-    """The main run's predictions when ``batch_size`` is the model's configured one, else a sweep run."""
-    if int(batch_size) == int(config["models"][model].get("batch_size", 1)):
-        return f"results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet"
+    """A determinism sweep file: regenerated at exactly ``batch_size`` (never the main run's file, which
+    may come from the prediction cache at another batch size)."""
     return (f"results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/"
             f"bs{batch_size}.parquet")
+
+
+class Untracked:
+    """A rule param Snakemake does not compare between runs (its serialiser skips non-builtin values).
+
+    For settings that must reach a job but never rerun it: a model entry's batch size and resources
+    change how predictions are made, not what they are (the tracked fingerprint says that)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text

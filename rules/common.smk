@@ -6,6 +6,9 @@ BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the lalmbench package, importable without installing it
 
 from lalmbench.config import canonical, iter_runs, run_hash, validate_config
+from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
+from lalmbench.rulegrid import Untracked
 from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
 
 validate_config(config, BASE / "config" / "schema.yaml", BASE, source="config (config/config.yaml + --config overrides)")
@@ -55,8 +58,17 @@ SOFTWARE = config["software"]
 VENV_ROOT = config["venv_root"]
 
 
+# The captioning env's pins (transformers<5, numpy<2) conflict with the driver's: even in
+# software=current it is a venv under venv_root (built by rule build_venv when missing).
+OWN_ENV_ALWAYS = {"captioning"}
+
+
+def uses_venv(env):
+    return SOFTWARE == "venv" or (SOFTWARE == "current" and env in OWN_ENV_ALWAYS)
+
+
 def env_python(env):
-    if SOFTWARE == "venv":
+    if uses_venv(env):
         return f"{VENV_ROOT}/{env}/bin/python"
     if SOFTWARE == "conda":
         return "python"
@@ -65,7 +77,7 @@ def env_python(env):
 
 def env_ready(env):
     """Inputs that make a rule wait for its venv (only in software=venv)."""
-    return [f"{VENV_ROOT}/{env}/.ready"] if SOFTWARE == "venv" else []
+    return [f"{VENV_ROOT}/{env}/.ready"] if uses_venv(env) else []
 
 
 def conda_file(env):
@@ -87,6 +99,25 @@ def task_params(w):
             "sample_rate": config["sample_rate"],
         }
     )
+
+
+# --- inference: one generate job per model (rules/inference.smk) ---------------------------
+MODEL_ENVS = ["core", "hf", "vllm"]  # envs that run models (captioning only scores)
+
+
+def models_in_env(env):
+    return sorted(m for m, c in config["models"].items() if c["env"] == env)
+
+
+def model_specs_of(model):
+    """Every predictions file of `model` the workflow can ask for: main runs and sweep runs."""
+    return model_specs(model, RUNS, (CIRCULAR_RUNS, CIRCULAR.get("k")),
+                       (DETERMINISM_RUNS, DETERMINISM.get("batch_sizes", [])))
+
+
+def generate_inputs(w):
+    slices = [slice_from_spec(w.model, s) for s in model_specs_of(w.model)]
+    return {"env": env_ready(model_env(w)), **slice_inputs(slices)}
 
 
 def model_res(w, key, default=None):

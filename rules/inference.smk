@@ -1,8 +1,15 @@
-# Predictions: one job per model x dataset x task x condition x prompt. Only this model's config
-# entry, the prompt file and the items feed a job, so editing one model reruns only its jobs.
-# GPU requests (gpu, gpu_model, cpus_per_gpu) come from the model's `resources:` and are the only
-# GPU requests in the workflow; the SLURM executor turns them into --gpus/--cpus-per-gpu.
-
+# Predictions in two steps:
+#   generate_<env>: one job per model, in the model's env (the only jobs that ask for GPUs). It loads
+#     the model once and fills the content-addressed prediction cache for every file the target needs
+#     from that model (tasks x conditions x prompts, sweep runs); items already in the cache are not
+#     generated again. Output: a summary JSON (items generated / read from the cache per file).
+#   infer: one local job per predictions file, read back from the cache (no model, no GPU).
+#   request: one tiny local job per predictions file, rewritten when that file's inputs or its model's
+#     fingerprint change. infer depends on its request (so it reruns for its own changes) and on the
+#     generate summary only for ordering (ancient: a generate rerun for other files leaves it alone).
+# Tracked params are what changes predictions (the model fingerprint, which files); batch size and
+# resources reach the jobs untracked, so raising a runtime or a batch size reruns nothing.
+# Layout, trade-offs and the cache: docs/inference.md.
 
 
 rule cache_audio:
@@ -28,9 +35,68 @@ rule cache_audio:
         "--manifest {output.manifest} --sample-rate {params.sample_rate} > {log} 2>&1"
 
 
+for _env in MODEL_ENVS:
+
+    rule:
+        name:
+            f"generate_{_env}"
+        input:
+            unpack(generate_inputs),
+        output:
+            "results/predictions/{model}/generate.json",
+        log:
+            f"{LOGS}/generate/{{model}}.log",
+        wildcard_constraints:
+            model=one_of(models_in_env(_env)),
+        params:
+            py=env_python(_env),
+            fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+            specs=lambda w: canonical(model_specs_of(w.model)),
+            model=lambda w: Untracked(canonical(model_cfg(w.model))),
+            cache=config["prediction_cache"],
+            sample_rate=config["sample_rate"],
+            max_error_rate=config["max_error_rate"],
+        conda:
+            conda_file(_env)
+        container:
+            config["containers"].get(_env)
+        threads: inference_threads
+        resources:
+            gpu=lambda w: model_res(w, "gpus", 0),
+            gpu_model=lambda w: model_res(w, "gpu_model", "") if model_res(w, "gpus", 0) else "",
+            cpus_per_gpu=lambda w: model_res(w, "cpus_per_gpu", 0) if model_res(w, "gpus", 0) else 0,
+            mem_mb=lambda w, attempt: model_res(w, "mem_mb", 4000),
+            runtime=lambda w, attempt: model_res(w, "runtime", 60) * attempt,
+        retries: config["inference_retries"]
+        shell:
+            "{params.py} scripts/generate.py --model {wildcards.model} --model-json {params.model:q} "
+            "--specs-json {params.specs:q} --cache-root {params.cache} --summary {output} "
+            "--sample-rate {params.sample_rate} --max-error-rate {params.max_error_rate} > {log} 2>&1"
+
+
+rule request:
+    input:
+        tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
+        manifest="results/audio/{dataset}/{task}.manifest.json",
+        prompt=lambda w: prompt_path(w.prompt),
+    output:
+        "results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.request.json",
+    log:
+        f"{LOGS}/request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
+    params:
+        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+        spec=lambda w: ["main", w.dataset, w.task, w.condition, w.prompt, None],
+    localrule: True
+    run:
+        write_request(output[0], model=wildcards.model, spec=params.spec, fingerprint=params.fingerprint, log=log[0])
+
+
 rule infer:
     input:
-        unpack(lambda w: {"env": env_ready(model_env(w))}),
+        env_ready("core"),
+        request="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.request.json",
+        # ancient: when the model's generate job reruns for other files, this one is not rewritten
+        generated=ancient("results/predictions/{model}/generate.json"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
         prompt=lambda w: prompt_path(w.prompt),
@@ -39,22 +105,17 @@ rule infer:
     log:
         f"{LOGS}/infer/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
     params:
-        py=lambda w: env_python(model_env(w)),
-        model=lambda w: canonical(model_cfg(w.model)),
+        py=env_python("core"),
+        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+        spec=lambda w: canonical(["main", w.dataset, w.task, w.condition, w.prompt, None]),
+        model=lambda w: Untracked(canonical(model_cfg(w.model))),
+        cache=config["prediction_cache"],
         sample_rate=config["sample_rate"],
-        max_error_rate=config["max_error_rate"],
     conda:
         conda_file("core")
-    threads: inference_threads
-    resources:
-        gpu=lambda w: model_res(w, "gpus", 0),
-        gpu_model=lambda w: model_res(w, "gpu_model", "") if model_res(w, "gpus", 0) else "",
-        cpus_per_gpu=lambda w: model_res(w, "cpus_per_gpu", 0) if model_res(w, "gpus", 0) else 0,
-        mem_mb=lambda w: model_res(w, "mem_mb", 4000),
-        runtime=lambda w: model_res(w, "runtime", 60),
+    localrule: True
+    threads: 1
     shell:
-        "{params.py} scripts/infer.py --items {input.tasks_jsonl} --out {output} --model {wildcards.model} "
-        "--model-json {params.model:q} --condition {wildcards.condition} --prompt {wildcards.prompt} "
-        "--template {input.prompt} --sample-rate {params.sample_rate} --max-error-rate {params.max_error_rate} "
-        "--audio-manifest {input.manifest} "
-        "> {log} 2>&1"
+        "{params.py} scripts/infer.py --model {wildcards.model} --model-json {params.model:q} "
+        "--spec-json {params.spec:q} --cache-root {params.cache} --out {output} "
+        "--sample-rate {params.sample_rate} > {log} 2>&1"

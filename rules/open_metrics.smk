@@ -1,22 +1,74 @@
-# Open-ended scoring (issue 5): tasks whose config has `scoring: {kind: ...}` (captioning, asr,
-# pi_asr, translation, grounding, judge) are scored here instead of by the MCQ rule `score`; same
-# output paths, so results/all.tsv picks them up unchanged. Captioning runs its metrics in the
-# captioning env (never in the driver): software=venv builds it; in software=current set
-# LALMBENCH_CAPTIONING_PYTHON or build .venvs/captioning (see README / envs/captioning).
+# Open-ended scoring: tasks whose config has `scoring: {kind: ...}` (captioning, asr, pi_asr,
+# translation, grounding, judge) are scored here instead of by the MCQ rule `score`; same output
+# paths, so results/all.tsv picks them up unchanged. Captioning metrics run in their own env in
+# every mode (rule caption_metrics: conda envs/captioning.yaml, or the venv venv_root/captioning),
+# never in the driver: caption_request (core) writes the worker's input, score_open reads its output.
 from lalmbench import rulegrid
 
 
 OPEN_TASKS = rulegrid.open_tasks(config)
+CAPTION_TASKS = [t for t in OPEN_TASKS if rulegrid.scoring_kind(config, t) == "captioning"]
 
 
 ruleorder: score_open > score
 
 
+rule caption_request:
+    input:
+        env_ready("core"),
+        tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
+        predictions="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
+    output:
+        "results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/captioning.request.json",
+    log:
+        f"{LOGS}/caption_request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
+    wildcard_constraints:
+        task=one_of(CAPTION_TASKS),
+    params:
+        py=env_python("core"),
+        scoring=lambda w: rulegrid.open_scoring_json(config, w.task),
+    conda:
+        conda_file("core")
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "{params.py} scripts/caption_request.py --items {input.tasks_jsonl} --predictions {input.predictions} "
+        "--scoring-json {params.scoring:q} --out {output} > {log} 2>&1"
+
+
+rule caption_metrics:
+    input:
+        env_ready("captioning"),
+        request="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/captioning.request.json",
+    output:
+        "results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/captioning.json",
+    log:
+        f"{LOGS}/caption_metrics/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
+    wildcard_constraints:
+        task=one_of(CAPTION_TASKS),
+    params:
+        py=env_python("captioning"),
+    conda:
+        conda_file("captioning")
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    shell:
+        "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "
+        "{params.py} lalmbench/metrics/aac_worker.py {input.request} {output} > {log} 2>&1"
+
+
 rule score_open:
     input:
-        env=lambda w: env_ready("core")
-        + (env_ready("captioning") if rulegrid.scoring_kind(config, w.task) == "captioning" else [])
-        + env_ready(rulegrid.scoring_env(config, w.task)),
+        env=lambda w: env_ready("core") + env_ready(rulegrid.scoring_env(config, w.task)),
+        captioning=lambda w: (
+            [f"results/scores/{w.model}/{w.dataset}/{w.task}/{w.condition}/{w.prompt}/captioning.json"]
+            if w.task in CAPTION_TASKS
+            else []
+        ),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         predictions="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
         prompt=lambda w: prompt_path(w.prompt),
@@ -28,22 +80,20 @@ rule score_open:
     wildcard_constraints:
         task=one_of(OPEN_TASKS),
     params:
-        # a judge runs its backend in-process: use the judge model's env; otherwise core (the captioning
-        # env's python is found by lalmbench.metrics.captioning: venv_root/captioning)
+        # a judge runs its backend in-process: use the judge model's env; otherwise core
         py=lambda w: env_python(rulegrid.scoring_env(config, w.task)),
+        captioning=lambda w, input: f"--captioning-result {input.captioning}" if input.captioning else "",
         scoring=lambda w: rulegrid.open_scoring_json(config, w.task),
         run_hash=lambda w: score_run_hash(w),
-        captioning_python=lambda w: f"{VENV_ROOT}/captioning/bin/python" if SOFTWARE == "venv" else "",
     conda:
         conda_file("core")
-    threads: lambda w: 2 if rulegrid.scoring_kind(config, w.task) == "captioning" else 1
+    threads: 1
     resources:
         mem_mb=lambda w: rulegrid.judge_resource(config, w.task, "mem_mb", 4000),
         runtime=lambda w: rulegrid.judge_resource(config, w.task, "runtime", 60),
         gpu=lambda w: rulegrid.judge_resource(config, w.task, "gpus", 0),
     shell:
-        "LALMBENCH_CAPTIONING_PYTHON={params.captioning_python:q} "
         "{params.py} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--scoring-json {params.scoring:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
-        "--decisions {output.decisions} --metrics {output.metrics} > {log} 2>&1"
+        "--decisions {output.decisions} --metrics {output.metrics} {params.captioning} > {log} 2>&1"

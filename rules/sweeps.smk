@@ -54,9 +54,27 @@ rule sweep_circular_items:
         "> {log} 2>&1"
 
 
+use rule request as sweep_circular_request with:
+    input:
+        tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
+        manifest="results/audio/{dataset}/{task}.manifest.json",
+        prompt=lambda w: prompt_path(w.prompt),
+    output:
+        "results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.request.json",
+    log:
+        f"{LOGS}/sweep_circular_request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}/k{{k}}.log",
+    wildcard_constraints:
+        k=r"\d+",
+    params:
+        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+        spec=lambda w: ["circular", w.dataset, w.task, w.condition, w.prompt, int(w.k)],
+
+
 use rule infer as sweep_circular_infer with:
     input:
-        unpack(lambda w: {"env": env_ready(model_env(w))}),
+        env_ready("core"),
+        request="results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.request.json",
+        generated=ancient("results/predictions/{model}/generate.json"),
         tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         # shifted items keep their audio paths: the base task's decoded-audio cache serves them
         manifest="results/audio/{dataset}/{task}.manifest.json",
@@ -67,6 +85,13 @@ use rule infer as sweep_circular_infer with:
         f"{LOGS}/sweep_circular_infer/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}/k{{k}}.log",
     wildcard_constraints:
         k=r"\d+",
+    params:
+        py=env_python("core"),
+        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+        spec=lambda w: canonical(["circular", w.dataset, w.task, w.condition, w.prompt, int(w.k)]),
+        model=lambda w: Untracked(canonical(model_cfg(w.model))),
+        cache=config["prediction_cache"],
+        sample_rate=config["sample_rate"],
 
 
 rule sweep_circular_score:
@@ -141,7 +166,26 @@ rule sweep_prompt_spread:
         "{params.py} scripts/sweep_prompt_spread.py --out {output} {input.metrics} > {log} 2>&1"
 
 
+use rule request as sweep_determinism_request with:
+    output:
+        "results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.request.json",
+    log:
+        f"{LOGS}/sweep_determinism_request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}/bs{{bs}}.log",
+    wildcard_constraints:
+        bs=r"\d+",
+    params:
+        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+        spec=lambda w: ["determinism", w.dataset, w.task, w.condition, w.prompt, int(w.bs)],
+
+
 use rule infer as sweep_determinism_infer with:
+    input:
+        env_ready("core"),
+        request="results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.request.json",
+        generated=ancient("results/predictions/{model}/generate.json"),
+        tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
+        manifest="results/audio/{dataset}/{task}.manifest.json",
+        prompt=lambda w: prompt_path(w.prompt),
     output:
         "results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.parquet",
     log:
@@ -149,10 +193,12 @@ use rule infer as sweep_determinism_infer with:
     wildcard_constraints:
         bs=r"\d+",
     params:
-        py=lambda w: env_python(model_env(w)),
-        model=lambda w: canonical({**model_cfg(w.model), "batch_size": int(w.bs)}),
+        py=env_python("core"),
+        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+        spec=lambda w: canonical(["determinism", w.dataset, w.task, w.condition, w.prompt, int(w.bs)]),
+        model=lambda w: Untracked(canonical(model_cfg(w.model))),
+        cache=config["prediction_cache"],
         sample_rate=config["sample_rate"],
-        max_error_rate=config["max_error_rate"],
 
 
 rule sweep_determinism:

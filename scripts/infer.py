@@ -1,25 +1,28 @@
-"""Rule infer: run one model on one task under one condition and prompt (resumable)."""
+"""Rule infer: one predictions file, read from the prediction cache that rule generate filled."""
 import argparse
 import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.inference import run_inference
+from lalmbench.inference import materialize
+from lalmbench.inference.cache import cache_file
+from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.plan import slice_from_spec
 from lalmbench.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
-p.add_argument("--items", required=True)
-p.add_argument("--out", required=True)
 p.add_argument("--model", required=True)
 p.add_argument("--model-json", required=True)
-p.add_argument("--condition", required=True)
-p.add_argument("--prompt", required=True)
-p.add_argument("--template", required=True)
+p.add_argument("--spec-json", required=True, help="this file's slice, as a lalmbench.inference.plan spec")
+p.add_argument("--cache-root", required=True)
+p.add_argument("--out", required=True)
 p.add_argument("--sample-rate", type=int, default=16000)
-p.add_argument("--max-error-rate", type=float, default=0.0)
-p.add_argument("--audio-manifest", default=None, help="decoded/resampled audio cache (rule cache_audio)")
 a = p.parse_args()
 setup_logging()
-run_inference(items_path=a.items, out_path=a.out, model_name=a.model, model_cfg=json.loads(a.model_json),
-              condition=a.condition, prompt_name=a.prompt, template_path=a.template, sample_rate=a.sample_rate,
-              max_error_rate=a.max_error_rate, audio_manifest=a.audio_manifest)
+cfg = json.loads(a.model_json)
+sl = slice_from_spec(a.model, json.loads(a.spec_json))
+if sl.out != a.out:
+    raise SystemExit(f"slice {sl.out} does not match --out {a.out}")
+df = materialize(sl, model_cfg=cfg, cache_path=cache_file(a.cache_root, a.model, model_fingerprint(cfg)),
+                 sample_rate=a.sample_rate)
+print(f"{a.out}: {len(df)} rows, {int(df.error.notna().sum())} errors")

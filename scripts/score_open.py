@@ -32,6 +32,7 @@ def main() -> None:
     p.add_argument("--run", nargs=5, metavar=("MODEL", "DATASET", "TASK", "CONDITION", "PROMPT"), required=True)
     p.add_argument("--decisions", required=True)
     p.add_argument("--metrics", required=True)
+    p.add_argument("--captioning-result", default=None, help="captioning worker output (rule caption_metrics)")
     a = p.parse_args()
     setup_logging()
     cfg = json.loads(a.scoring_json)
@@ -40,7 +41,8 @@ def main() -> None:
         raise SystemExit(f"scoring.kind must be one of {KINDS}, got {kind!r}")
     items = io.read_jsonl(a.items)
     preds = pd.read_parquet(a.predictions)
-    dec, metrics, extra = score_open(kind, items, preds, cfg)
+    caption = io.read_json(a.captioning_result) if a.captioning_result else None
+    dec, metrics, extra = score_open(kind, items, preds, cfg, captioning_result=caption)
     from lalmbench.parse import PARSER_VERSION
 
     first = preds.iloc[0] if len(preds) else {}

@@ -69,10 +69,10 @@ def test_kill_9_resumes_without_loss_or_duplicates(items_path, tmp_path):
     assert 6 <= done_before < 30 and not out.exists()
     log = tmp_path / "resume.log"
     with open(log, "w") as fh:
-        subprocess.run(cmd({**cfg, "delay_s": 0}), check=True, stderr=fh)
+        subprocess.run(cmd(cfg), check=True, stderr=fh)
     df = pd.read_parquet(out)
     assert len(df) == 30 and df.id.is_unique
-    assert f"{done_before} already done" in log.read_text()
+    assert f"30 items, {done_before} in the cache" in log.read_text()
     fresh = run_inference(items_path=str(items_path), out_path=str(tmp_path / "fresh.parquet"), model_name="random",
                           model_cfg={**cfg, "delay_s": 0}, condition="audio", prompt_name="mcq-default",
                           template_path=str(TEMPLATE))
@@ -111,7 +111,7 @@ def test_error_budget(items_path, tmp_path):
     out = tmp_path / "e.parquet"
     kw = dict(items_path=str(items_path), out_path=str(out), model_name="broken", model_cfg={"batch_size": 5},
               condition="audio", prompt_name="p", template_path=str(TEMPLATE))
-    with pytest.raises(RuntimeError, match=r"2/30 items failed \(max_error_rate=0.0\)"):
+    with pytest.raises(RuntimeError, match=r"max_error_rate=0.0 exceeded in 1 slice\(s\): po \| audio \| p: 2/30 items failed"):
         run_inference(**kw, model=AlwaysFails("broken", {}))
     assert not out.exists() and partial_path(out).exists()  # finished items kept for the rerun
     df = run_inference(**kw, max_error_rate=0.1, model=AlwaysFails("broken", {}))

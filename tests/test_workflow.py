@@ -1,5 +1,6 @@
 """The workflow itself: lint, dry run, a tiny end-to-end run, byte-stable results, partial reruns."""
 import hashlib
+import json
 import re
 
 import pandas as pd
@@ -21,6 +22,8 @@ def test_dry_run_of_default_target_plans_every_run():
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     n_runs = len(cfg["tasks"]) * 5  # random: audio + no-audio; text-prior: no-audio; cascade: audio + silence
     assert sum(j["rule"] == "infer" for j in jobs) == n_runs
+    # one generate job (one model load) per model, whatever its number of runs
+    assert sorted(j["wildcards"]["model"] for j in jobs if j["rule"].startswith("generate_")) == sorted(cfg["models"])
     assert sum(j["rule"] == "score" for j in jobs) == n_runs
     assert sum(j["rule"] == "aggregate" for j in jobs) == 1
 
@@ -52,9 +55,10 @@ def test_tiny_run_writes_all_tsv_and_figure(tiny):
     assert (acc[acc.model == "random"].parse_failure_rate == 0).all()
     assert (tiny / "results" / "figures" / "accuracy.png").stat().st_size > 10_000
     assert (tiny / "results" / "figures" / "accuracy.svg").read_text().lstrip().startswith("<?xml")
-    log = (tiny / "results" / "logs" / "infer" / "random" / "synth-trivial" / "pitch-order" / "audio"
-           / "mcq-default.log").read_text()
-    assert re.search(r"8/8 \[.*item/s", log), log
+    log = (tiny / "results" / "logs" / "generate" / "random.log").read_text()
+    # random: 3 tasks x 2 conditions x 2 prompts, 8 + 8 + scene items each, in one job with one load
+    assert log.count("loading model random") == 1, log
+    assert re.search(r"(\d+)/\1 \[.*item/s", log), log
 
 
 @pytest.mark.slow
@@ -99,10 +103,27 @@ def test_editing_one_model_reruns_only_its_jobs(tiny):
     jobs = _rerun_plan(tiny, _edit_cfg(lambda c: c["models"]["text-prior"].update(generation={"max_new_tokens": 8})))
     infer = [j for j in jobs if j["rule"] == "infer"]
     assert len(infer) == 3 and {j["wildcards"]["model"] for j in infer} == {"text-prior"}
-    assert all("Params have changed" in j["reason"] for j in infer)
-    assert {j["rule"] for j in jobs} == {"infer", "score", "aggregate", "all"} or \
-        {j["rule"] for j in jobs} == {"infer", "score", "aggregate"}
+    requests = [j for j in jobs if j["rule"] == "request"]
+    assert len(requests) == 3 and all("Params have changed" in j["reason"] for j in requests)
+    assert {j["rule"] for j in jobs} - {"all"} == {"request", "generate_core", "infer", "score", "aggregate"}
     assert all(j["wildcards"].get("model", "text-prior") == "text-prior" for j in jobs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit", [
+    lambda c: c["models"]["random"].update(batch_size=3),
+    lambda c: c["models"]["random"].update(resources={"gpus": 1, "runtime": 600, "mem_mb": 64000}),
+], ids=["batch_size", "resources"])
+def test_batch_size_and_resources_rerun_nothing(tiny, edit):
+    assert _rerun_plan(tiny, _edit_cfg(edit)) == []
+
+
+@pytest.mark.slow
+def test_a_new_condition_adds_only_its_own_runs(tiny):
+    jobs = _rerun_plan(tiny, _edit_cfg(lambda c: c["models"]["random"].update(conditions=["audio", "no-audio", "noise"])))
+    infer = [j for j in jobs if j["rule"] == "infer"]
+    assert {j["wildcards"]["condition"] for j in infer} == {"noise"} and len(infer) == 3 * 2
+    assert {j["wildcards"]["condition"] for j in jobs if j["rule"] == "score"} == {"noise"}
 
 
 @pytest.mark.slow
@@ -114,6 +135,7 @@ def test_editing_one_prompt_reruns_only_its_jobs(tiny):
     infer = [j for j in jobs if j["rule"] == "infer"]
     assert infer and {j["wildcards"]["prompt"] for j in infer} == {"mcq-reasoned"}
     assert len(infer) == 3 * 2  # random x 3 tasks x 2 conditions
+    assert [j["wildcards"]["model"] for j in jobs if j["rule"].startswith("generate_")] == ["random"]
     assert not [j for j in jobs if j["rule"] in ("synth_trivial_task", "build_task", "synth_scenes")]
 
 
@@ -124,6 +146,22 @@ def test_editing_one_task_reruns_only_that_task(tiny):
     assert [j["wildcards"]["task"] for j in built] == ["pitch-order"]
     assert "Params have changed" in built[0]["reason"]
     assert {j["wildcards"]["task"] for j in jobs if j["rule"] in ("infer", "score")} == {"pitch-order"}
+
+
+@pytest.mark.slow
+def test_after_a_task_edit_only_its_items_are_generated(tmp_path):
+    wd = copy_workflow(tmp_path)
+    args = ("--configfile=.test/config.yaml", "results/all.tsv")
+    snakemake(wd, *args)
+    _edit_cfg(lambda c: c["tasks"]["pitch-order"]["params"].update(n_items=10))(wd)
+    snakemake(wd, *args)
+    summary = json.loads((wd / "results" / "predictions" / "random" / "generate.json").read_text())
+    assert summary["model_loads"] == 1
+    generated = {s["out"]: s["generated"] for s in summary["slices"]}
+    # pitch-order: 10 new items x 2 conditions x 2 prompts; every other file came from the cache
+    assert sum(generated.values()) == 10 * 4
+    assert {o.split("/")[4] for o, n in generated.items() if n} == {"pitch-order"}
+    assert all(s["cached"] == s["items"] for s in summary["slices"] if "/pitch-order/" not in s["out"])
 
 
 @pytest.mark.slow

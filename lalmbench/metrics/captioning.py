@@ -78,22 +78,30 @@ def score_captions(candidates: Sequence[str], mult_references: Sequence[Sequence
 
     Returns ``{"corpus": {m: v}, "sentences": {m: [..]}, "unavailable": {m: reason}, "info": {...}}``.
     """
-    unknown = [m for m in metrics if m not in CAPTION_METRICS]
-    if unknown:
-        raise ValueError(f"unknown captioning metric(s) {unknown}; known: {list(CAPTION_METRICS)}")
-    cands, refs = _check_inputs(candidates, mult_references)
     py = python or captioning_python()
     with tempfile.TemporaryDirectory(prefix="lalm-aac-") as tmp:
         inp, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
-        inp.write_text(json.dumps({"candidates": cands, "mult_references": refs, "metrics": list(metrics),
-                                   "cache_dir": str(cache_dir or DEFAULT_CACHE), "sbert_model": sbert_model,
-                                   "device": "cpu"}), encoding="utf-8")
+        inp.write_text(json.dumps(worker_request(candidates, mult_references, metrics=metrics, cache_dir=cache_dir,
+                                                 sbert_model=sbert_model)), encoding="utf-8")
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         proc = subprocess.run([py, str(WORKER), str(inp), str(out)], capture_output=True, text=True,
                               timeout=timeout_s, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"captioning worker failed (exit {proc.returncode}) with {py}:\n{proc.stderr[-3000:]}")
         return json.loads(out.read_text(encoding="utf-8"))
+
+
+def worker_request(candidates: Sequence[str], mult_references: Sequence[Sequence[str]], *,
+                   metrics: Sequence[str] = CAPTION_METRICS, cache_dir: str | os.PathLike | None = None,
+                   sbert_model: str | None = None) -> dict:
+    """The worker's input (checked): written by the core env, read by the captioning env, so the
+    two never share a process (rule caption_metrics runs the worker in its own env)."""
+    unknown = [m for m in metrics if m not in CAPTION_METRICS]
+    if unknown:
+        raise ValueError(f"unknown captioning metric(s) {unknown}; known: {list(CAPTION_METRICS)}")
+    cands, refs = _check_inputs(candidates, mult_references)
+    return {"candidates": cands, "mult_references": refs, "metrics": list(metrics),
+            "cache_dir": str(cache_dir or DEFAULT_CACHE), "sbert_model": sbert_model, "device": "cpu"}
 
 
 def caption_metric_rows(result: dict, *, seed: int = 0, n_resamples: int = 2000) -> list[dict]:

@@ -71,7 +71,19 @@ def _refs(items, i_min=1):
     return out
 
 
-def score_open(kind: str, items: list[dict], preds: pd.DataFrame, cfg: dict) -> tuple[pd.DataFrame, dict, list[dict]]:
+def caption_request(items: list[dict], preds: pd.DataFrame, cfg: dict) -> dict:
+    """Input of the captioning worker for one run (a failed generation is scored as an empty caption)."""
+    from lalmbench.metrics.captioning import CAPTION_METRICS, worker_request
+
+    raw, _ = _raw(preds, items)
+    return worker_request([r or "" for r in raw], _refs(items), metrics=cfg.get("metrics", CAPTION_METRICS),
+                          cache_dir=cfg.get("cache_dir"))
+
+
+def score_open(kind: str, items: list[dict], preds: pd.DataFrame, cfg: dict,
+               captioning_result: dict | None = None) -> tuple[pd.DataFrame, dict, list[dict]]:
+    """``captioning_result``: the worker's output when the workflow ran it in the captioning env
+    (rule caption_metrics); without it the worker is run here as a subprocess."""
     raw, err = _raw(preds, items)
     ids = [it["id"] for it in items]
     dec = pd.DataFrame({"id": pd.Series(ids, dtype=object), "raw_output": pd.Series(raw, dtype=object),
@@ -80,8 +92,9 @@ def score_open(kind: str, items: list[dict], preds: pd.DataFrame, cfg: dict) -> 
     if kind == "captioning":
         from lalmbench.metrics.captioning import CAPTION_METRICS, caption_metric_rows, score_captions
 
-        res = score_captions([r or "" for r in raw], _refs(items), metrics=cfg.get("metrics", CAPTION_METRICS),
-                             cache_dir=cfg.get("cache_dir"))
+        res = captioning_result or score_captions([r or "" for r in raw], _refs(items),
+                                                  metrics=cfg.get("metrics", CAPTION_METRICS),
+                                                  cache_dir=cfg.get("cache_dir"))
         rows = caption_metric_rows(res, seed=int(cfg.get("seed", 0)))
         for m, v in res["sentences"].items():
             dec[m] = v

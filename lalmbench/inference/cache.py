@@ -1,0 +1,103 @@
+"""The prediction cache: an append-only JSONL of finished predictions, keyed by item key.
+
+One file per model fingerprint (``<root>/<model>/<fingerprint>.jsonl``), written by exactly one
+generate job at a time and fsync'ed after every batch, so a job killed at any point (``kill -9``,
+node failure, full disk) loses at most the batch in flight. Opening repairs a torn last line
+(truncates to the last complete line and logs the bytes dropped) before anything is appended, so
+a crash mid-write never makes the run impossible to finish. Rows are keyed by content, so a row
+from an older config can never be mistaken for the current one.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Iterable
+
+from lalmbench import io
+
+log = logging.getLogger("lalmbench.inference.cache")
+
+
+def cache_file(root: str | Path, model: str, model_fp: str) -> Path:
+    return Path(root) / model / f"{model_fp}.jsonl"
+
+
+def repair_tail(path: Path) -> int:
+    """Truncate a torn last line (no trailing newline); return the number of bytes dropped."""
+    if not path.exists():
+        return 0
+    size = path.stat().st_size
+    if size == 0:
+        return 0
+    with open(path, "rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return 0
+        # walk back to the last newline (the torn line is at most one batch of rows)
+        pos, block = size, 1 << 16
+        keep = 0
+        while pos > 0:
+            start = max(0, pos - block)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                keep = start + nl + 1
+                break
+            pos = start
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return size - keep
+
+
+def read_rows(path: Path) -> dict[str, dict]:
+    """Rows by key (a later row for the same key wins: a retried failure replaces its error)."""
+    rows: dict[str, dict] = {}
+    if not path.exists():
+        return rows
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise io.InputError(f"{path}:{lineno}: corrupt prediction cache line ({exc.msg}); "
+                                    f"delete the file to regenerate its predictions") from None
+            rows[rec["key"]] = rec
+    return rows
+
+
+class PredictionCache:
+    """Finished predictions of one model fingerprint; ``append`` makes new ones durable."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        dropped = repair_tail(self.path)
+        if dropped:
+            log.warning("%s: dropped a torn last line (%d bytes) left by an interrupted write", self.path, dropped)
+        self.rows = read_rows(self.path)
+        self._fh = None
+
+    def done(self, key: str) -> bool:
+        row = self.rows.get(key)
+        return row is not None and row.get("error") is None
+
+    def append(self, rows: Iterable[dict]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "a", encoding="utf-8")
+        # ASCII-escaped JSON: any string the model produced (lone surrogates included) round-trips
+        self._fh.write("".join(json.dumps(r, sort_keys=True, ensure_ascii=True) + "\n" for r in rows))
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self.rows.update((r["key"], r) for r in rows)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

@@ -1,0 +1,43 @@
+"""What makes a prediction: the fingerprints that key the prediction cache.
+
+A model entry's *fingerprint* covers only what can change its outputs (backend, model id,
+revision, generation settings, seed, scoring mode, env). How a job is provisioned (resources,
+batch size) and which runs it serves (conditions, prompts, tasks) are left out, so raising a
+runtime after a timeout, changing the batch size or adding a condition never regenerates
+finished predictions. An *item key* adds everything the model sees for one item: the rendered
+prompt, the condition, the item's content and its audio's content.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Mapping
+
+from lalmbench.provenance import config_hash
+
+#: model-entry keys that say how or where a model runs, never what it answers
+PROVISIONING_KEYS = frozenset({"resources", "batch_size", "conditions", "prompts", "tasks", "attention"})
+
+
+def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
+    """Hash of the prediction-relevant part of a model entry (equal entries -> equal hash anywhere)."""
+    return config_hash({k: v for k, v in model_cfg.items() if k not in PROVISIONING_KEYS})
+
+
+def file_digest(path: str | Path) -> str:
+    """sha1 of a file's bytes: an audio file edited in place (same path) still changes the key."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha1").hexdigest()
+
+
+def item_key(*, model_fp: str, condition: str, prompt_text: str, item: Mapping[str, Any], audio_digest: str | None,
+             sample_rate: int, variant: Mapping[str, Any] | None = None) -> str:
+    """Content address of one prediction.
+
+    ``item`` contributes what a backend receives (id, question, options, task, meta): the id seeds
+    per-item conditions and baselines; ``answer`` is left out (a corrected gold label re-scores,
+    it does not re-run the model). ``variant`` separates deliberate re-generations of the same
+    input (the determinism sweep's batch sizes)."""
+    seen = {k: item.get(k) for k in ("id", "question", "options", "task", "meta")}
+    return config_hash({"model": model_fp, "condition": condition, "prompt": prompt_text, "item": seen,
+                        "audio": audio_digest, "sample_rate": sample_rate, "variant": dict(variant or {})})

@@ -1,0 +1,191 @@
+"""Generate every missing prediction of one model, loading the model once.
+
+One job serves all slices (tasks x conditions x prompts, sweep variants) of a model: it computes
+each item's key, skips what the cache already holds, loads the model only if anything is left,
+and appends finished rows to the cache after every batch. So a GPU allocation loads a checkpoint
+once, an edit regenerates only the items whose inputs changed, and a killed job resumes where
+it stopped. An item whose call failed is retried once alone (a long clip that OOMs in a batch
+often fits alone); the job fails only when a slice's share of failed items exceeds
+``max_error_rate``, after every other slice has been served.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import soundfile as sf
+
+from lalmbench import io
+from lalmbench.conditions import apply_condition
+from lalmbench.audio import load_audio
+from lalmbench.inference.cache import PredictionCache
+from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.slices import PreparedSlice, Slice, prepare, slice_name
+from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
+from lalmbench.progress import ProgressLog
+from lalmbench.provenance import package_versions
+from lalmbench import prompts
+
+log = logging.getLogger("lalmbench.inference")
+
+
+def safe_text(value: Any) -> tuple[str | None, str | None]:
+    """(text that survives UTF-8 files and parquet, what was repaired or None).
+
+    Models (and servers) can emit lone surrogates or raw bytes; one such output must not crash a
+    job: it is stored with the offending code points escaped (``\\ud83d``) and flagged."""
+    if value is None:
+        return None, None
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value).decode("utf-8", "backslashreplace")
+        return text, "raw bytes decoded as UTF-8 (invalid bytes escaped)"
+    text = str(value)
+    try:
+        text.encode("utf-8")
+        return text, None
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8"), "unencodable code points escaped"
+
+
+def _duration(path: str) -> float:
+    try:
+        return float(sf.info(path).duration)
+    except Exception:  # unreadable audio surfaces as an item error, with its path
+        return 0.0
+
+
+def build_input(it: dict, *, condition: str, template: str, sample_rate: int, seed: int,
+                audio_source: dict[str, str] | None = None) -> ModelInput:
+    audio = None
+    if condition != "no-audio":
+        src = (audio_source or {}).get(it["id"], it["audio_path"])
+        audio = apply_condition(condition, load_audio(src, sample_rate), seed=seed, item_id=it["id"])
+    return ModelInput(id=it["id"], prompt=prompts.render(template, it), question=it["question"],
+                      options=it.get("options") or [], audio=audio, sample_rate=sample_rate,
+                      task=it.get("task", ""), meta=it.get("meta", {}))
+
+
+def _run_batch(model: Model, inputs: list[ModelInput]) -> tuple[list[ModelOutput], float]:
+    t0 = time.perf_counter()
+    try:
+        outs = model.generate(inputs)
+        if len(outs) != len(inputs):
+            raise RuntimeError(f"backend returned {len(outs)} outputs for {len(inputs)} inputs")
+    except Exception as exc:  # a whole-batch failure becomes per-item errors, retried alone below
+        outs = [ModelOutput(raw_output=None, error=f"{type(exc).__name__}: {exc}") for _ in inputs]
+    return outs, time.perf_counter() - t0
+
+
+def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: str, sample_rate: int, seed: int,
+                audio_source: dict[str, str] | None) -> list[dict]:
+    """One batch -> one row per item (raw output or error, tokens, latency), failures retried alone."""
+    inputs: list[ModelInput | None] = []
+    errors: dict[int, str] = {}
+    for k, it in enumerate(chunk):
+        try:
+            inputs.append(build_input(it, condition=condition, template=template, sample_rate=sample_rate,
+                                      seed=seed, audio_source=audio_source))
+        except Exception as exc:  # unreadable audio etc.: an item error, not a crashed job
+            errors[k] = f"{type(exc).__name__}: {exc}"
+            inputs.append(None)
+    ready = [x for x in inputs if x is not None]
+    outs, elapsed = _run_batch(model, ready) if ready else ([], 0.0)
+    per_item = elapsed / max(len(ready), 1)
+    by_id = {x.id: (o, per_item) for x, o in zip(ready, outs)}
+    for x in ready:
+        o, _ = by_id[x.id]
+        if o.error is not None and len(ready) > 1:
+            (o2,), t2 = _run_batch(model, [x])
+            by_id[x.id] = (o2, t2)
+    rows = []
+    for k, it in enumerate(chunk):
+        o, lat = (ModelOutput(raw_output=None, error=errors[k]), 0.0) if k in errors else by_id[it["id"]]
+        raw, raw_fix = safe_text(o.raw_output)
+        err, err_fix = safe_text(o.error)
+        extra = dict(getattr(o, "extra", None) or {})
+        if raw_fix or err_fix:
+            extra["output_repaired"] = raw_fix or err_fix
+        rows.append({"id": it["id"], "raw_output": raw, "error": err, "latency_s": round(lat, 6),
+                     "input_tokens": o.input_tokens, "output_tokens": o.output_tokens,
+                     "extra": io.dumps_json(extra) if extra else None})
+    return rows
+
+
+class SliceErrors(RuntimeError):
+    """Some slices failed more items than max_error_rate allows (the rest were served)."""
+
+
+def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache_path: str | Path,
+             sample_rate: int = 16000, max_error_rate: float = 0.0, model: Model | None = None) -> dict:
+    """Fill the cache for every slice; return a summary (per slice: items, cached, generated, errors)."""
+    model_fp = model_fingerprint(model_cfg)
+    seed = int(model_cfg.get("seed", 0))
+    prepared = [prepare(sl, model_fp=model_fp, seed=seed, sample_rate=sample_rate) for sl in slices]
+    cache = PredictionCache(cache_path)
+    todo = {id(p): [(it, k) for it, k in zip(p.items, p.keys) if not cache.done(k)] for p in prepared}
+    n_todo = sum(map(len, todo.values()))
+    n_items = sum(len(p.items) for p in prepared)
+    log.info("%s: %d slices, %d items, %d in the cache (%s), %d to generate", model_name, len(prepared), n_items,
+             n_items - n_todo, cache.path, n_todo)
+    summary = {"model": model_name, "model_fingerprint": model_fp, "cache": str(cache.path), "model_loads": 0,
+               "slices": []}
+    try:
+        if n_todo:
+            if model is None:
+                log.info("loading model %s (backend %s, %s) once for %d items in %d slices", model_name,
+                         model_cfg.get("backend"), model_cfg.get("model_id", model_name), n_todo,
+                         sum(bool(t) for t in todo.values()))
+                t0 = time.perf_counter()
+                model = load_model(model_name, model_cfg)
+                log.info("model %s loaded in %.1f s", model_name, time.perf_counter() - t0)
+                summary["model_loads"] = 1
+            common = {**_provenance(model, seed), "model_fingerprint": model_fp}
+            progress = ProgressLog(n_todo, model_name, log)
+            for p in prepared:
+                if todo[id(p)]:
+                    _serve(model, p, todo[id(p)], cache, common, model_cfg, sample_rate, seed, progress)
+    finally:
+        cache.close()
+        if model is not None:
+            model.close()
+    failed = []
+    for p in prepared:
+        n_err = sum(cache.rows[k].get("error") is not None for k in p.keys)
+        n_new = len(todo[id(p)])
+        summary["slices"].append({"out": p.slice.out, "items": len(p.items), "cached": len(p.items) - n_new,
+                                  "generated": n_new, "errors": n_err})
+        if n_err:
+            first = next(cache.rows[k]["error"] for k in p.keys if cache.rows[k].get("error") is not None)
+            log.warning("%s: %d/%d items failed; first error: %s", slice_name(p.slice), n_err, len(p.items), first)
+        if n_err / max(len(p.items), 1) > max_error_rate:
+            failed.append(f"{slice_name(p.slice)}: {n_err}/{len(p.items)} items failed")
+    if failed:
+        raise SliceErrors(f"max_error_rate={max_error_rate} exceeded in {len(failed)} slice(s): " + "; ".join(failed)
+                          + f". Finished items are kept in {cache.path}; only failed ones run next time.")
+    return summary
+
+
+def _provenance(model: Model, seed: int) -> dict:
+    info = model.provenance()
+    return {"seed": seed, "model_id": model.model_id, "model_revision": model.model_revision,
+            "backend": model.backend, "versions": json.dumps(package_versions(), sort_keys=True),
+            "backend_info": io.dumps_json(info) if info else None}
+
+
+def _serve(model: Model, p: PreparedSlice, todo: list[tuple[dict, str]], cache: PredictionCache, common: dict,
+           model_cfg: dict, sample_rate: int, seed: int, progress: ProgressLog) -> None:
+    sl = p.slice
+    batch_size = int(sl.variant.get("batch_size", model_cfg.get("batch_size", 1)))
+    if sl.condition != "no-audio":  # length-sorted batches: less padding, same results per item
+        todo = sorted(todo, key=lambda t: (_duration(t[0]["audio_path"]), t[0]["id"]))
+    log.info("%s: generating %d of %d items (batch size %d)", slice_name(sl), len(todo), len(p.items), batch_size)
+    stamp = {**common, "batch_size": batch_size, "condition": sl.condition, "prompt": sl.prompt}
+    for start in range(0, len(todo), batch_size):
+        chunk = todo[start:start + batch_size]
+        rows = infer_chunk(model, [it for it, _ in chunk], condition=sl.condition, template=p.template,
+                           sample_rate=sample_rate, seed=seed, audio_source=p.audio_source)
+        cache.append({**r, **stamp, "key": k} for r, (_, k) in zip(rows, chunk))
+        progress.update(len(chunk))

@@ -1,0 +1,38 @@
+"""Write one slice's predictions file from the cache (rule ``infer``: CPU only, no model)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from lalmbench import io
+from lalmbench.inference.cache import read_rows
+from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.slices import Slice, prepare
+
+PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", "output_tokens", "batch_size",
+                      "seed", "model_id", "model_revision", "backend", "condition", "prompt", "versions", "backend_info",
+                      "extra", "key", "model_fingerprint"]
+
+
+def slice_frame(sl: Slice, *, model_cfg: dict, rows: dict[str, dict], cache_path: str | Path,
+                sample_rate: int) -> pd.DataFrame:
+    """The slice's rows in item order; a key missing from the cache is an error, never a dropped row."""
+    p = prepare(sl, model_fp=model_fingerprint(model_cfg), seed=int(model_cfg.get("seed", 0)),
+                sample_rate=sample_rate)
+    missing = [it["id"] for it, k in zip(p.items, p.keys) if k not in rows]
+    if missing:
+        raise io.InputError(f"{cache_path}: no prediction for {len(missing)} of {len(p.items)} items of {sl.items} "
+                            f"({sl.condition}, {sl.prompt}), first {missing[:3]}: the model's generate job must "
+                            f"run first (it serves every slice of the model)")
+    # the cache is shared by slices with identical inputs: this slice's names go in its file
+    out = [{**rows[k], "id": it["id"], "condition": sl.condition, "prompt": sl.prompt}
+           for it, k in zip(p.items, p.keys)]
+    return pd.DataFrame(out).reindex(columns=PREDICTION_COLUMNS)
+
+
+def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_rate: int = 16000) -> pd.DataFrame:
+    path = Path(cache_path)
+    df = slice_frame(sl, model_cfg=model_cfg, rows=read_rows(path), cache_path=path, sample_rate=sample_rate)
+    io.write_parquet(sl.out, df)
+    return df

@@ -1,0 +1,91 @@
+"""A *slice* is one predictions file: one task's items under one condition and prompt.
+
+A generate job serves every slice of one model; rule ``infer`` writes one slice's file from the
+cache. Both compute the same item keys here, so what was generated is exactly what is read back.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from lalmbench import io, prompts
+from lalmbench.conditions import check_condition, shuffled_sources
+from lalmbench.inference.fingerprint import file_digest, item_key
+
+
+@dataclass(frozen=True)
+class Slice:
+    items: str          # task items (JSONL)
+    condition: str
+    prompt: str         # template name (recorded in every row)
+    template: str       # template file
+    out: str            # predictions parquet this slice becomes
+    manifest: str | None = None  # decoded-audio cache of the task (rule cache_audio)
+    variant: dict = field(default_factory=dict)  # e.g. {"batch_size": 8}: a deliberate re-generation
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Slice":
+        return cls(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class PreparedSlice:
+    slice: Slice
+    items: list[dict]            # audio_path redirected to the decoded cache where there is one
+    keys: list[str]              # item key per item, same order
+    template: str
+    audio_source: dict[str, str] | None  # shuffled condition: item id -> audio file it hears
+
+
+def _check_ids(items: list[dict], path: str) -> None:
+    ids = pd.Series([it["id"] for it in items])
+    if ids.duplicated().any():
+        dup = sorted(ids[ids.duplicated()].unique().tolist())
+        raise io.InputError(f"{path}: duplicate item ids {dup[:5]}")
+
+
+@lru_cache(maxsize=None)
+def _digest(path: str) -> str | None:
+    try:
+        return file_digest(path)
+    except OSError:  # unreadable audio becomes an item error at generation time, naming the file
+        return None
+
+
+def prepare(sl: Slice, *, model_fp: str, seed: int, sample_rate: int) -> PreparedSlice:
+    """Read a slice's items and compute their keys (pure apart from reading the inputs)."""
+    check_condition(sl.condition)
+    items = io.read_jsonl(sl.items)
+    _check_ids(items, sl.items)
+    digests: dict[str, str] = {}
+    if sl.manifest:
+        manifest = io.read_json(sl.manifest)
+        if int(manifest["sample_rate"]) != sample_rate:
+            raise ValueError(f"{sl.manifest}: cached at {manifest['sample_rate']} Hz, run needs {sample_rate} Hz")
+        files = manifest["files"]
+        digests = {files[p]: d for p, d in manifest.get("sha1", {}).items() if p in files}
+        items = [{**it, "audio_path": files.get(it.get("audio_path"), it.get("audio_path"))} for it in items]
+    audio_source = (shuffled_sources([it["id"] for it in items], [it["audio_path"] for it in items], seed)
+                    if sl.condition == "shuffled" else None)
+    template = prompts.load_template(sl.template)
+    keys = []
+    for it in items:
+        digest = None
+        if sl.condition != "no-audio":
+            src = (audio_source or {}).get(it["id"], it.get("audio_path"))
+            digest = digests.get(src) or (_digest(src) if src else None)
+        keys.append(item_key(model_fp=model_fp, condition=sl.condition, prompt_text=prompts.render(template, it),
+                             item=it, audio_digest=digest, sample_rate=sample_rate, variant=sl.variant))
+    return PreparedSlice(sl, items, keys, template, audio_source)
+
+
+def slice_name(sl: Slice) -> str:
+    return f"{Path(sl.items).stem} | {sl.condition} | {sl.prompt}" + (
+        "".join(f" | {k}={v}" for k, v in sorted(sl.variant.items())))
