@@ -7,7 +7,8 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf lint dag envs report clean
+.PHONY: run test test-fast test-core test-hf lint dag envs report clean \
+        containers containers-docker containers-apptainer
 
 $(VENV)/.installed: envs/core/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +52,19 @@ report: $(VENV)/.installed
 
 envs: $(VENV)/.installed
 	$(VENV)/bin/python -m lalmbench.envs
+
+# GPU env images from envs/containers/ (rendered by `make envs`); needs Docker and/or Apptainer on the
+# build machine (containers-docker / containers-apptainer build with one). Not run by the tests.
+CONTAINER_ENVS ?= hf vllm
+containers: containers-docker containers-apptainer
+
+containers-docker:
+	for env in $(CONTAINER_ENVS); do \
+	  docker build -f envs/containers/$$env.Dockerfile -t lalmbench-$$env envs || exit 1; done
+
+containers-apptainer:
+	for env in $(CONTAINER_ENVS); do \
+	  apptainer build --force envs/containers/$$env.sif envs/containers/$$env.def || exit 1; done
 
 clean:
 	rm -rf results .snakemake

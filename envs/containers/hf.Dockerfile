@@ -1,0 +1,38 @@
+# Generated from envs/hf/requirements.txt by `python -m lalmbench.envs`; do not edit by hand.
+# Build from the repository root: docker build -f envs/containers/hf.Dockerfile -t lalmbench-hf envs  (context envs/: pins only)
+# Base python:3.11-slim, not a CUDA image: PyPI's Linux x86_64 torch wheels bundle the CUDA runtime
+# (nvidia-* wheels), so only the host's NVIDIA driver is needed; the image is smaller. The tag follows
+# Python 3.11 patch releases: pin a digest (name@sha256:...) for a bit-identical base.
+# Hugging Face cache: mount it and point HF_HOME at it, e.g.
+#   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/infer.py ...
+# HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
+# Pins (envs/hf/requirements.txt, sha256 f5520b65d6409ef34f2490901feb700d68a02ca95f8e46f6142c7cd28f5acf8b):
+#   torch==2.14.1
+#   torchvision==0.29.1
+#   transformers==5.23.0
+#   tokenizers==0.23.3
+#   accelerate==1.15.0
+#   safetensors==0.8.0
+#   huggingface-hub==2.4.0
+#   mistral-common[audio]==1.13.1
+#   timm==1.0.31
+#   numpy==2.3.5
+#   pandas==3.1.1
+#   pyarrow==26.0.1
+#   soundfile==0.14.0
+#   scipy==1.17.1
+#   PyYAML==6.0.3
+#   jsonschema==4.26.0
+#   tqdm==4.70.1
+#   pytest==9.2.0
+FROM python:3.11-slim
+LABEL lalmbench.env="hf" \
+      lalmbench.requirements.sha256="f5520b65d6409ef34f2490901feb700d68a02ca95f8e46f6142c7cd28f5acf8b"
+ENV PYTHONUNBUFFERED=1
+COPY hf/requirements.txt /opt/lalmbench/requirements.txt
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && python -m pip install --no-cache-dir -r /opt/lalmbench/requirements.txt \
+ && python -m pip check
+CMD ["python"]

@@ -1,0 +1,35 @@
+# Generated from envs/vllm/requirements.txt by `python -m lalmbench.envs`; do not edit by hand.
+# Build from the repository root: docker build -f envs/containers/vllm.Dockerfile -t lalmbench-vllm envs  (context envs/: pins only)
+# Base python:3.11-slim, not a CUDA image: PyPI's Linux x86_64 torch wheels bundle the CUDA runtime
+# (nvidia-* wheels), so only the host's NVIDIA driver is needed; the image is smaller. The tag follows
+# Python 3.11 patch releases: pin a digest (name@sha256:...) for a bit-identical base.
+# Hugging Face cache: mount it and point HF_HOME at it, e.g.
+#   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-vllm python scripts/infer.py ...
+# HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
+# Pins (envs/vllm/requirements.txt, sha256 18ba1b19ba0edd4d516340e958a28d3fda9177c4c3857c19f8f740e8378ebaa7):
+#   vllm==0.32.0
+#   torch==2.13.0
+#   torchaudio==2.11.0
+#   torchvision==0.28.0
+#   transformers==5.19.0
+#   tokenizers==0.23.3
+#   mistral-common[audio]==1.13.1
+#   soundfile==0.14.0
+#   numpy==2.3.5
+#   pandas==3.1.1
+#   pyarrow==26.0.1
+#   scipy==1.17.1
+#   PyYAML==6.0.3
+#   jsonschema==4.26.0
+#   tqdm==4.70.1
+FROM python:3.11-slim
+LABEL lalmbench.env="vllm" \
+      lalmbench.requirements.sha256="18ba1b19ba0edd4d516340e958a28d3fda9177c4c3857c19f8f740e8378ebaa7"
+ENV PYTHONUNBUFFERED=1
+COPY vllm/requirements.txt /opt/lalmbench/requirements.txt
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && python -m pip install --no-cache-dir -r /opt/lalmbench/requirements.txt \
+ && python -m pip check
+CMD ["python"]
