@@ -7,7 +7,7 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf lint dag envs report clean \
+.PHONY: run test test-fast test-core test-hf lint dag graphviz envs report clean \
         containers containers-docker containers-apptainer
 
 $(VENV)/.installed: envs/core/requirements.txt pyproject.toml
@@ -43,9 +43,19 @@ test-fast: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(SNAKEMAKE) --lint
 
-dag: $(VENV)/.installed
-	$(SNAKEMAKE) --dag | dot -Tsvg > dag.svg
-	$(SNAKEMAKE) --rulegraph | dot -Tsvg > rulegraph.svg
+# Graphs of the default target (rule all). Checked before the venv is built: without Graphviz the
+# pipe used to leave an empty dag.svg behind a BrokenPipe traceback.
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { echo "make dag needs Graphviz's dot: apt-get install graphviz" >&2; exit 1; }
+
+# $(call graph,FLAG,SVG): through temp files renamed only on success, so no empty or partial SVG
+# is left behind when Snakemake or dot fails (a plain pipe would hide Snakemake's exit status).
+graph = $(SNAKEMAKE) $(1) > $(2).dot.tmp && dot -Tsvg $(2).dot.tmp > $(2).tmp && mv $(2).tmp $(2); \
+	rc=$$?; rm -f $(2).dot.tmp $(2).tmp; exit $$rc
+
+dag: graphviz $(VENV)/.installed
+	$(call graph,--dag,dag.svg)
+	$(call graph,--rulegraph,rulegraph.svg)
 
 report: $(VENV)/.installed
 	$(SNAKEMAKE) --cores $(CORES) --report results/report.html

@@ -28,6 +28,16 @@ def test_dry_run_of_default_target_plans_every_run():
     assert sum(j["rule"] == "aggregate" for j in jobs) == 1
 
 
+def test_rulegraph_with_target_first_is_a_dot_digraph_of_the_rules():
+    # README's command: the target goes before --rulegraph (which takes an optional format)
+    dot = snakemake(ROOT, "results/all.tsv", "--rulegraph").stdout
+    assert dot.startswith("digraph snakemake_dag {") and dot.rstrip().endswith("}")
+    nodes = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot, re.M))
+    assert {"aggregate", "score"} <= set(nodes.values())
+    ids = {name: i for i, name in nodes.items()}
+    assert re.search(rf"^\s*{ids['score']} -> {ids['aggregate']}$", dot, re.M)
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     wd = copy_workflow(tmp_path_factory.mktemp("wf"))

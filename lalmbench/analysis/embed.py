@@ -46,7 +46,7 @@ def load_encoder(model: str | None = None, *, device: str = "cpu", batch_size: i
         where = "a local directory" if Path(path).is_absolute() or Path(path).exists() else "the Hugging Face cache"
         raise InputError(
             f"embedding model {path!r} could not be loaded from {where} ({type(exc).__name__}: {exc}). "
-            f"Download it where there is network (`huggingface-cli download {path}`, or "
+            f"Download it where there is network (`hf download {path}`, or "
             f"`SentenceTransformer({path!r}).save('<dir>')`) and set analyses.model to the id (cache) or the "
             f"directory; HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')}") from None
 

@@ -90,7 +90,7 @@ def test_missing_model_error_says_what_to_download(monkeypatch):
     from lalmbench.analysis.embed import load_encoder
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(InputError, match=r"(?s)BAAI/bge-m3.*huggingface-cli download BAAI/bge-m3"):
+    with pytest.raises(InputError, match=r"(?s)BAAI/bge-m3.*hf download BAAI/bge-m3"):
         load_encoder("BAAI/bge-m3")
 
 

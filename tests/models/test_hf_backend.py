@@ -174,21 +174,56 @@ def test_backend_keys_may_sit_under_params(qwen2_audio_dir):
 
 
 def test_missing_local_checkpoint_says_what_to_download(tmp_path):
-    with pytest.raises(ModelLoadError, match="does not exist.*huggingface-cli download"):
+    with pytest.raises(ModelLoadError, match="does not exist.*`hf download <hub id>`"):
         hf(tmp_path / "nope", family="qwen2_audio")
 
 
 def test_offline_hub_id_says_what_to_download(monkeypatch, tmp_path):
+    # set after huggingface_hub was imported (it reads HF_HUB_OFFLINE once): still honoured
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    import huggingface_hub.constants as c
-
-    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
     with pytest.raises(ModelLoadError) as err:
         load_model("m", {"backend": "hf", "model_id": "Qwen/Qwen2-Audio-7B-Instruct", "revision": "abc123"})
     msg = str(err.value)
-    assert "huggingface-cli download Qwen/Qwen2-Audio-7B-Instruct --revision abc123" in msg
+    assert "is not in the local hub cache" in msg and "HF_HUB_OFFLINE is set" in msg
+    assert "`hf download Qwen/Qwen2-Audio-7B-Instruct --revision abc123`" in msg
     assert str(tmp_path / "hf-home") in msg
+
+
+def test_unreachable_hub_fails_at_once_naming_hf_download(monkeypatch, tmp_path):
+    """No HF_HUB_OFFLINE and no network: refused after one short probe, not after ~25 s of retries."""
+    import huggingface_hub.constants as c
+
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: refused at once
+    with pytest.raises(ModelLoadError) as err:
+        load_model("m", {"backend": "hf", "model_id": "nobody/no-such-model", "revision": "abc123"})
+    msg = str(err.value)
+    assert "'nobody/no-such-model' at revision 'abc123' is not in the local hub cache" in msg
+    assert "the Hub (http://127.0.0.1:9) cannot be reached" in msg
+    assert "`hf download nobody/no-such-model --revision abc123`" in msg
+    assert str(tmp_path / "hf-home") in msg and "HF_HUB_OFFLINE=1" in msg
+
+
+def test_cached_hub_id_is_loaded_offline(monkeypatch, tmp_path):
+    """The offline check must not refuse what the cache holds: from_pretrained gets the call."""
+    from lalmbench.models.hf.loading import call_from_pretrained
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    repo = tmp_path / "hf-home" / "hub" / "models--nobody--cached"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    (repo / "snapshots" / commit / "config.json").write_text("{}")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    calls = []
+    assert call_from_pretrained("config", lambda *a, **k: calls.append((a, k)) or "loaded", "nobody/cached",
+                                None) == "loaded"
+    assert calls == [(("nobody/cached",), {"revision": None})]
 
 
 def test_checkpoint_with_missing_weights_is_refused(qwen2_audio_dir, tmp_path):
