@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -25,22 +26,34 @@ from tests.workflow import ROOT, copy_workflow
 
 FAKE_BIN = ROOT / "tests" / "data" / "slurm" / "bin"
 
-# One synthetic task, two models: a CPU baseline and the same backend posing as a GPU model.
+# The embedded default of the copy is replaced by this config (the command stays exactly what
+# users type): a CPU baseline and the same backend posing as a GPU model, which has 3 tasks x 2
+# conditions = 6 runs, all served by one GPU job with one model load.
 CONFIG = {
     "seed": 0,
     "datasets": {"synth-trivial": {"adapter": "synth_trivial"}},
-    "tasks": {"pitch-order": {"dataset": "synth-trivial", "family": "pitch_order", "params": {"n_items": 4}}},
+    "tasks": {t: {"dataset": "synth-trivial", "family": f, "params": {"n_items": 4}}
+              for t, f in [("pitch-order", "pitch_order"), ("beep-count", "beep_count"), ("gap-length", "gap_length")]},
     "models": {
-        "random": {"backend": "random", "seed": 0},
+        "random": {"backend": "random", "seed": 0, "conditions": ["audio"]},
         "fake-gpu": {
             "backend": "random",
             "seed": 1,
-            "resources": {"gpus": 1, "gpu_model": "a100", "cpus_per_gpu": 4, "mem_mb": 32000, "runtime": 120},
+            "resources": {"gpus": 1, "gpu_model": "a100", "cpus_per_gpu": 8, "mem_mb": 32000, "runtime": 120},
         },
     },
-    "conditions": ["audio"],
+    "conditions": ["audio", "no-audio"],
     "prompts": ["mcq-default"],
 }
+COMMAND = "snakemake --profile slurm results/all.tsv"
+# Only in the throwaway copy's profile: poll the fake sacct every second instead of the
+# cluster-friendly defaults, fail fast on a missing output, keep SLURM logs to read the job steps.
+FAST_POLLING = """
+slurm-init-seconds-before-status-checks: 1
+seconds-between-status-checks: 1
+latency-wait: 5
+slurm-keep-successful-logs: true
+"""
 
 # Flags the executor manages; GPU ones must appear only on GPU jobs.
 GPU_FLAGS = ("--gpus", "--cpus-per-gpu")
@@ -60,31 +73,18 @@ def _comment(argv: list[str]) -> str:
     return _flag(argv, "--comment") or ""
 
 
-def run_through_fake_slurm(wd: Path) -> dict:
-    """Run `snakemake --profile profiles/slurm --configfile=.test/slurm.yaml results/all.tsv` in `wd`
-    with the fake SLURM on PATH;
-    return the recorded sbatch and srun calls."""
-    state = wd / "fake-slurm"
+def fake_slurm_env(state: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SRUN_"))}
-    env.update(
-        PATH=os.pathsep.join([str(FAKE_BIN), str(Path(sys.executable).parent), env.get("PATH", "")]),
-        FAKE_SLURM_DIR=str(state),
-    )
-    cmd = [
-        sys.executable, "-m", "snakemake", "results/all.tsv",
-        "--profile", "profiles/slurm",
-        # a user's own config, as on a cluster; it must replace the embedded default in the
-        # spawned jobs too (they get --configfiles, not --replace-workflow-config)
-        "--configfile=.test/slurm.yaml",
-        # poll the fake sacct every second instead of the cluster-friendly 40 s start
-        "--slurm-init-seconds-before-status-checks", "1",
-        "--seconds-between-status-checks", "1",
-        # the README recipe: partition limits let the plugin send GPU jobs to the GPU partition
-        "--slurm-partition-config", str(FAKE_BIN.parent / "partitions.yaml"),
-        "--slurm-keep-successful-logs",
-        "--latency-wait", "5",  # shared fs, synchronous jobs: fail fast if an output is missing
-    ]
-    proc = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=900)
+    env.update(PATH=os.pathsep.join([str(FAKE_BIN), str(Path(sys.executable).parent), env.get("PATH", "")]),
+               FAKE_SLURM_DIR=str(state))
+    return env
+
+
+def run_through_fake_slurm(wd: Path) -> dict:
+    """Run COMMAND, exactly as typed, in `wd` with the fake SLURM on PATH; return the recorded calls."""
+    state = wd / "fake-slurm"
+    proc = subprocess.run(COMMAND, shell=True, cwd=wd, env=fake_slurm_env(state), capture_output=True, text=True,
+                          timeout=900)
 
     def calls(name):
         f = state / name
@@ -92,15 +92,16 @@ def run_through_fake_slurm(wd: Path) -> dict:
 
     sbatch = calls("sbatch.jsonl")
     if proc.returncode != 0:
-        raise AssertionError(f"{shlex.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
+        raise AssertionError(f"{COMMAND} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
                              f"{proc.stderr[-8000:]}\nsbatch calls: {[shlex.join(s['argv'][:-1]) for s in sbatch]}")
-    return {"wd": wd, "sbatch": sbatch, "srun": calls("srun.jsonl")}
+    return {"wd": wd, "sbatch": sbatch, "srun": calls("srun.jsonl"), "stderr": proc.stderr}
 
 
 def workflow_copy(dest: Path) -> Path:
     wd = copy_workflow(dest)
-    (wd / ".test").mkdir(exist_ok=True)
-    (wd / ".test" / "slurm.yaml").write_text(yaml.safe_dump(CONFIG, sort_keys=False))
+    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(CONFIG, sort_keys=False))
+    with open(wd / "profiles" / "slurm" / "config.yaml", "a") as fh:
+        fh.write(FAST_POLLING)
     return wd
 
 
@@ -109,38 +110,58 @@ def slurm_run(tmp_path_factory):
     return run_through_fake_slurm(workflow_copy(tmp_path_factory.mktemp("slurm-wf")))
 
 
-def _infer_jobs(sbatch: list[dict], model: str) -> list[dict]:
-    """sbatch calls of `infer` jobs for `model` (the comment is rule_infer_wildcards_<model>_<dataset>_...)."""
-    return [s for s in sbatch if _comment(s["argv"]).startswith(f"rule_infer_wildcards_{model}_")]
+def _jobs(sbatch: list[dict], rule: str, model: str | None = None) -> list[dict]:
+    """sbatch calls of `rule` (for `model`): the comment is rule_<rule>_wildcards_<model>_..."""
+    prefix = f"rule_{rule}_wildcards_" + (f"{model}" if model else "")
+    return [s for s in sbatch if _comment(s["argv"]).startswith(prefix)]
 
 
 @pytest.mark.slow
-def test_every_rule_went_through_sbatch_and_all_tsv_was_written(slurm_run):
+def test_the_exact_command_runs_every_job_through_sbatch_and_writes_all_tsv(slurm_run):
     rules = Counter(_comment(s["argv"]).split("_wildcards_")[0] for s in slurm_run["sbatch"])
-    # one infer + score per model (1 task x 1 condition x 1 prompt); data/task rules vary with the workflow
-    assert (rules["rule_infer"], rules["rule_score"], rules["rule_aggregate"]) == (2, 2, 1), rules
+    # one generate job per model, one score job per run; request/infer are local rules (no queue)
+    assert (rules["rule_generate_core"], rules["rule_score"], rules["rule_aggregate"]) == (2, 9, 1), rules
+    assert "rule_infer" not in rules and "rule_request" not in rules
     assert all(s["rc"] == 0 for s in slurm_run["sbatch"])
     df = pd.read_csv(slurm_run["wd"] / "results" / "all.tsv", sep="\t")
     acc = df[df.metric == "accuracy"]
-    assert sorted(acc.model) == ["fake-gpu", "random"]
-    assert (acc.n == 4).all() and (acc.task == "pitch-order").all()
+    assert Counter(acc.model) == {"fake-gpu": 6, "random": 3}
+    assert (acc.n == 4).all()
 
 
 @pytest.mark.slow
-def test_gpu_flags_only_on_inference_of_the_gpu_model(slurm_run):
+def test_one_gpu_job_and_one_model_load_serve_all_six_runs(slurm_run):
+    gpu_jobs = [s for s in slurm_run["sbatch"] if _flag(s["argv"], "--gpus")]
+    assert [_comment(s["argv"]) for s in gpu_jobs] == [_comment(s["argv"]) for s in _jobs(gpu_jobs, "generate_core", "fake-gpu")]
+    assert len(gpu_jobs) == 1
+    log = (slurm_run["wd"] / "results" / "logs" / "generate" / "fake-gpu.log").read_text()
+    assert log.count("loading model fake-gpu") == 1
+    assert "6 slices, 24 items, 0 in the cache" in log
+    summary = json.loads((slurm_run["wd"] / "results" / "predictions" / "fake-gpu" / "generate.json").read_text())
+    assert summary["model_loads"] == 1 and len(summary["slices"]) == 6
+    assert sorted(p.relative_to(slurm_run["wd"]).as_posix() for p in
+                  (slurm_run["wd"] / "results" / "predictions" / "fake-gpu").rglob("*.parquet")) == sorted(
+        f"results/predictions/fake-gpu/synth-trivial/{t}/{c}/mcq-default.parquet"
+        for t in CONFIG["tasks"] for c in CONFIG["conditions"])
+
+
+@pytest.mark.slow
+def test_gpu_flags_and_partition_only_on_the_gpu_job(slurm_run):
     sbatch = slurm_run["sbatch"]
-    [gpu] = _infer_jobs(sbatch, "fake-gpu")
+    [gpu] = _jobs(sbatch, "generate_core", "fake-gpu")
     argv = gpu["argv"]
     assert _flag(argv, "--gpus") == "a100:1"
-    assert _flag(argv, "--cpus-per-gpu") == "4"
+    assert _flag(argv, "--cpus-per-gpu") == "8"  # not capped by a local `cores` setting
     assert _flag(argv, "--mem") == "32000"
     assert _flag(argv, "-t") == "120"
     assert _flag(argv, "--cpus-per-task") is None  # would override --cpus-per-gpu
     assert _flag(argv, "--ntasks") is None
-    assert _flag(argv, "-p") == "gpu"
-    # inside the allocation the job step asks for the same GPU (SLURM_GPUS set by sbatch)
+    assert _flag(argv, "-p") == "gpu"  # the shipped partition file routes GPU jobs
+    # inside the allocation the job step asks for the same GPU and all 8 CPUs (SLURM_GPUS set by sbatch)
     [step] = [r for r in slurm_run["srun"] if r["job_id"] == str(gpu["job_id"])]
-    assert "--gpus=1" in step["argv"] and "--cpus-per-gpu=4" in step["argv"]
+    assert "--gpus=1" in step["argv"] and "--cpus-per-gpu=8" in step["argv"]
+    # no local `cores` reaches the job: it uses what the allocation gives it
+    assert re.search(r"--cores '?all'? ", _flag(argv, "--wrap"))
 
     for s in sbatch:
         if s is gpu:
@@ -149,10 +170,17 @@ def test_gpu_flags_only_on_inference_of_the_gpu_model(slurm_run):
             assert _flag(s["argv"], flag) is None, (flag, _comment(s["argv"]))
         assert int(_flag(s["argv"], "--cpus-per-task")) >= 1, _comment(s["argv"])
         assert _flag(s["argv"], "--ntasks") == "1"
-        assert _flag(s["argv"], "-p") == "cpu"
-    [cpu] = _infer_jobs(sbatch, "random")
+        assert _flag(s["argv"], "-p") == "cpu", _comment(s["argv"])
+    [cpu] = _jobs(sbatch, "generate_core", "random")
     assert _flag(cpu["argv"], "--mem") == "4000" and _flag(cpu["argv"], "-t") == "60"  # schema defaults
     assert _flag(cpu["argv"], "--cpus-per-task") == "1"
+
+
+def test_long_profile_path_still_works():
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "-n", "results/all.tsv"],
+                          cwd=ROOT, env=fake_slurm_env(Path("/nonexistent")), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Using profiles profiles/slurm and workflow specific profile" in proc.stderr
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """Run the real Snakefile in a throwaway copy of the repo (shared by the workflow tests)."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -8,13 +9,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COPY = ["Snakefile", "rules", "scripts", "lalmbench", "config", "resources", "envs", "profiles", "docs", ".test"]
+COPY = ["Snakefile", "rules", "scripts", "lalmbench", "config", "resources", "envs", "profiles", "slurm", "docs", ".test"]
 
 
 def copy_workflow(dest: Path) -> Path:
     for name in COPY:
         src = ROOT / name
-        if src.is_dir():
+        if src.is_symlink():  # ./slurm -> profiles/slurm: `--profile slurm` from the repo root
+            os.symlink(os.readlink(src), dest / name)
+        elif src.is_dir():
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         elif src.exists():
             shutil.copy2(src, dest / name)
