@@ -1,0 +1,56 @@
+"""software: conda on the cluster example: each job runs in the env of the work it does.
+
+A stand-in `conda` (tests/data/conda/bin) answers what Snakemake asks when listing envs, so the
+listing, the per-job env and --containerize are checked without conda installed."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.workflow import ROOT
+
+CONDA_BIN = ROOT / "tests" / "data" / "conda" / "bin"
+CLUSTER = "config/examples/cluster.yaml"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=os.pathsep.join([str(CONDA_BIN), str(Path(sys.executable).parent), os.environ["PATH"]]))
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+def test_list_conda_envs_names_the_four_envs():
+    out = _run("-m", "snakemake", "--sdm", "conda", "--list-conda-envs", f"--configfile={CLUSTER}",
+               "--config", "software=conda").stdout
+    envs = sorted(line.split("\t")[0] for line in out.splitlines()[1:] if line.strip())
+    assert envs == ["envs/captioning.yaml", "envs/core.yaml", "envs/hf.yaml", "envs/vllm.yaml"], out
+
+
+def test_each_job_gets_the_env_of_its_work():
+    rows = [line.split("\t") for line in _run("tests/conda_jobs.py", CLUSTER).stdout.splitlines() if "\t" in line]
+    models = yaml.safe_load((ROOT / CLUSTER).read_text())["models"]
+    generate = {wc.removeprefix("model="): env for rule, wc, env in rows if rule.startswith("generate_")}
+    # every model has one generate job, in its own env
+    assert generate == {m: f"envs/{c.get('env', 'core')}.yaml" for m, c in models.items()}
+    assert {"envs/hf.yaml", "envs/vllm.yaml", "envs/core.yaml"} <= set(generate.values())
+    caption = [env for rule, _, env in rows if rule == "caption_metrics"]
+    assert caption and set(caption) == {"envs/captioning.yaml"}
+    # request jobs are `run:` blocks inside the driver (no env of their own); everything else is core
+    in_driver = {rule for rule, _, env in rows if rule.endswith("request") and rule != "caption_request"}
+    assert in_driver == {"request"} and {env for rule, _, env in rows if rule in in_driver} == {""}
+    others = {env for rule, _, env in rows
+              if not rule.startswith("generate_") and rule != "caption_metrics" and rule not in in_driver}
+    assert others == {"envs/core.yaml"}, others
+
+
+def test_containerize_renders_every_env():
+    out = _run("-m", "snakemake", "--containerize", f"--configfile={CLUSTER}", "--config", "software=conda").stdout
+    assert out.startswith("FROM condaforge/miniforge3")
+    for env in ("captioning", "core", "hf", "vllm"):
+        assert f"source: envs/{env}.yaml" in out
+    assert out.count("conda env create") == 4
