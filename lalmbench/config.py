@@ -48,7 +48,18 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
         for m in t.get("models", []):
             if m not in cfg["models"]:
                 problems.append(f"tasks.{name}.models: unknown model {m!r}")
+    from lalmbench.models.base import BACKEND_MODULES
+
     for name, m in cfg["models"].items():
+        if m["backend"] not in BACKEND_MODULES:
+            problems.append(f"models.{name}.backend: unknown backend {m['backend']!r} (known: "
+                            f"{', '.join(sorted(BACKEND_MODULES))})")
+        mid = str(m.get("model_id", ""))
+        if m["backend"] in ("hf", "vllm") and mid.startswith(("/", "./", "../", "~")) \
+                and not (base_dir / Path(mid).expanduser()).is_dir():
+            # caught here, before a GPU job is queued (and re-queued) only to fail on it
+            problems.append(f"models.{name}.model_id: local checkpoint directory {mid!r} does not exist "
+                            f"(download it with `hf download <hub id> --local-dir {mid}`, or use the hub id)")
         for t in m.get("tasks", []):
             if t not in cfg["tasks"]:
                 problems.append(f"models.{name}.tasks: unknown task {t!r}")

@@ -115,6 +115,14 @@ def model_specs_of(model):
                        (DETERMINISM_RUNS, DETERMINISM.get("batch_sizes", [])))
 
 
+from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
+
+if workflow.is_main_process and is_dry_run(sys.argv) and gpu_jobs(config["models"], RUNS):
+    # read before submitting: what every GPU job will ask for, and where it will go
+    print(format_gpu_plan(gpu_jobs(config["models"], RUNS), partition_file(BASE / "profiles" / "slurm")),
+          file=sys.stderr)
+
+
 def generate_inputs(w):
     slices = [slice_from_spec(w.model, s) for s in model_specs_of(w.model)]
     return {"env": env_ready(model_env(w)), **slice_inputs(slices)}

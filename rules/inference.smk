@@ -65,8 +65,9 @@ for _env in MODEL_ENVS:
             gpu=lambda w: model_res(w, "gpus", 0),
             gpu_model=lambda w: model_res(w, "gpu_model", "") if model_res(w, "gpus", 0) else "",
             cpus_per_gpu=lambda w: model_res(w, "cpus_per_gpu", 0) if model_res(w, "gpus", 0) else 0,
-            mem_mb=lambda w, attempt: model_res(w, "mem_mb", 4000),
-            runtime=lambda w, attempt: model_res(w, "runtime", 60) * attempt,
+            mem_mb=lambda w: model_res(w, "mem_mb", 4000),
+            # the whole model's job; one cut off by the limit is resubmitted and resumes from the cache
+            runtime=lambda w: model_res(w, "runtime", 60),
         retries: config["inference_retries"]
         shell:
             "{params.py} scripts/generate.py --model {wildcards.model} --model-json {params.model:q} "

@@ -1,5 +1,6 @@
 """The inference runner: resume after kill -9, per-item retries, error budget, provenance columns."""
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -54,7 +55,7 @@ def test_kill_9_resumes_without_loss_or_duplicates(items_path, tmp_path):
     cfg = {"backend": "random", "seed": 0, "batch_size": 2, "delay_s": 0.15}
 
     def cmd(model_cfg):
-        return [sys.executable, str(ROOT / "scripts" / "infer.py"), "--items", str(items_path), "--out", str(out),
+        return [sys.executable, "-m", "lalmbench.inference", "--items", str(items_path), "--out", str(out),
                 "--model", "random", "--model-json", json.dumps(model_cfg), "--condition", "audio",
                 "--prompt", "mcq-default", "--template", str(TEMPLATE)]
 
@@ -135,3 +136,74 @@ def test_duplicate_item_ids_are_named(tmp_path):
     with pytest.raises(io.InputError, match=r"g.jsonl: duplicate item ids \['g-00001'\]"):
         run_inference(items_path=str(tmp_path / "g.jsonl"), out_path=str(tmp_path / "g.parquet"), model_name="r",
                       model_cfg={"backend": "random"}, condition="audio", prompt_name="p", template_path=str(TEMPLATE))
+
+
+def test_torn_last_line_is_cut_before_appending(items_path, tmp_path, caplog):
+    cache = tmp_path / "c.jsonl"
+    kw = dict(items_path=str(items_path), model_name="random", model_cfg={"backend": "random", "seed": 2},
+              condition="audio", prompt_name="p", template_path=str(TEMPLATE), cache_path=cache)
+    first = run_inference(**kw, out_path=str(tmp_path / "a.parquet"))
+    lines = cache.read_text().splitlines(keepends=True)
+    cache.write_text("".join(lines[:10]) + lines[10][:37])  # disk full / kill -9 mid-write
+    df = run_inference(**kw, out_path=str(tmp_path / "b.parquet"))
+    assert "dropped a torn last line (37 bytes)" in caplog.text
+    assert list(df.raw_output) == list(first.raw_output) and df.id.is_unique
+    assert len(cache.read_text().splitlines()) == 30  # 10 kept + 20 regenerated, no fragment
+
+
+def test_rows_from_another_config_are_never_mixed_in(items_path, tmp_path):
+    cache = tmp_path / "c.jsonl"
+    kw = dict(items_path=str(items_path), out_path=str(tmp_path / "p.parquet"), model_name="random",
+              condition="audio", prompt_name="p", template_path=str(TEMPLATE), cache_path=cache)
+    run_inference(**kw, model_cfg={"backend": "random", "seed": 0})
+    df = run_inference(**kw, model_cfg={"backend": "random", "seed": 5})
+    assert (df.seed == 5).all() and df.model_fingerprint.nunique() == 1
+    fresh = run_inference(**{**kw, "cache_path": tmp_path / "fresh.jsonl"}, model_cfg={"backend": "random", "seed": 5})
+    assert list(df.raw_output) == list(fresh.raw_output)
+
+
+def test_batch_size_is_not_part_of_the_key(items_path, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="lalmbench")
+    kw = dict(items_path=str(items_path), out_path=str(tmp_path / "p.parquet"), model_name="random",
+              condition="audio", prompt_name="p", template_path=str(TEMPLATE), cache_path=tmp_path / "c.jsonl")
+    run_inference(**kw, model_cfg={"backend": "random", "batch_size": 4})
+    caplog.clear()
+    df = run_inference(**kw, model_cfg={"backend": "random", "batch_size": 16})
+    assert "30 items, 30 in the cache" in caplog.text and "loading model" not in caplog.text
+    assert (df.batch_size == 4).all()  # the size the rows were really made with
+
+
+class Surrogates(Model):
+    backend = "surrogates"
+
+    def generate(self, batch):
+        return [ModelOutput(raw_output="bad \ud83d end" if x.id == "po-00004" else b"\xff\xfeA" if x.id == "po-00005"
+                            else "A") for x in batch]
+
+
+def test_unencodable_outputs_are_stored_escaped_and_flagged(items_path, tmp_path):
+    df = run_inference(items_path=str(items_path), out_path=str(tmp_path / "s.parquet"), model_name="s",
+                       model_cfg={"batch_size": 8}, condition="audio", prompt_name="p", template_path=str(TEMPLATE),
+                       model=Surrogates("s", {}))
+    back = pd.read_parquet(tmp_path / "s.parquet").set_index("id")
+    assert back.loc["po-00004", "raw_output"] == "bad \\ud83d end"
+    assert back.loc["po-00005", "raw_output"] == "\\xff\\xfeA"
+    assert json.loads(back.loc["po-00004", "extra"])["output_repaired"] == "unencodable code points escaped"
+    assert df.error.isna().all() and (back.drop(["po-00004", "po-00005"]).raw_output == "A").all()
+
+
+def test_one_model_load_serves_every_slice(items_path, tmp_path, monkeypatch):
+    from lalmbench.inference import Slice, generate
+    from lalmbench.models import base
+
+    loads = []
+    real = base.load_model
+    monkeypatch.setattr("lalmbench.inference.model_job.load_model", lambda *a: loads.append(a) or real(*a))
+    slices = [Slice(items=str(items_path), condition=c, prompt="p", template=str(TEMPLATE),
+                    out=str(tmp_path / f"{c}.parquet")) for c in ("audio", "silence", "noise", "no-audio")]
+    summary = generate(model_name="random", model_cfg={"backend": "random"}, slices=slices,
+                       cache_path=tmp_path / "c.jsonl")
+    assert len(loads) == 1 and summary["model_loads"] == 1
+    assert [s["generated"] for s in summary["slices"]] == [30, 30, 30, 30]
+    again = generate(model_name="random", model_cfg={"backend": "random"}, slices=slices, cache_path=tmp_path / "c.jsonl")
+    assert len(loads) == 1 and again["model_loads"] == 0 and {s["cached"] for s in again["slices"]} == {30}

@@ -191,3 +191,13 @@ def test_no_trap_flags_and_the_account_comes_from_the_cluster(slurm_run):
         # no account in the profile: the plugin guessed it (sacct) and validated it (sacctmgr)
         assert _flag(argv, "-A") == "fakeacct"
         assert _flag(argv, "--wrap").count("--executor slurm-jobstep") == 1
+
+
+def test_dry_run_shows_what_each_gpu_job_will_ask_for(tmp_path):
+    wd = workflow_copy(tmp_path)
+    proc = subprocess.run("snakemake --profile slurm -n results/all.tsv", shell=True, cwd=wd,
+                          env=fake_slurm_env(tmp_path / "state"), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [line] = [l for l in proc.stderr.splitlines() if l.strip().startswith("fake-gpu")]
+    assert "--gpus=a100:1 --cpus-per-gpu=8 --mem=32000MB -t 120min  partition=gpu  env=core  runs=6" in line
+    assert not (tmp_path / "state" / "sbatch.jsonl").exists()  # nothing submitted

@@ -1,6 +1,6 @@
 """Inference: model outputs for task items, generated once per model and cached by content.
 
-Data flow: a model's *slices* (``slices.py``: one predictions file each) -> ``generate.py`` (one
+Data flow: a model's *slices* (``slices.py``: one predictions file each) -> ``model_job.py`` (one
 job per model: load once, fill the cache) -> ``cache.py`` (append-only, keyed by
 ``fingerprint.py``) -> ``materialize.py`` (one parquet per slice). ``plan.py`` tells the rules which
 slices a model serves; :func:`run_inference` does all of it for a single file.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lalmbench.inference.generate import generate
+from lalmbench.inference.model_job import generate
 from lalmbench.inference.materialize import PREDICTION_COLUMNS, materialize
 from lalmbench.inference.slices import Slice
 from lalmbench.models.base import Model

@@ -1,0 +1,56 @@
+"""The GPU summary a dry run prints, and pre-submission checks that keep doomed jobs off the queue."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lalmbench.config import ConfigError, Run, validate_config
+from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
+
+ROOT = Path(__file__).resolve().parents[1]
+PARTITIONS = ROOT / "tests" / "data" / "slurm" / "partitions.yaml"
+MODELS = {"cpu": {"backend": "random"},
+          "big": {"backend": "hf", "env": "hf", "resources": {"gpus": 2, "gpu_model": "h100", "cpus_per_gpu": 8,
+                                                              "mem_mb": 200000, "runtime": 1440}},
+          "huge": {"backend": "hf", "env": "hf", "resources": {"gpus": 1, "mem_mb": 900000, "runtime": 60}}}
+RUNS = [Run(m, "d", t, "audio", "p") for m in MODELS for t in ("t1", "t2", "t3")]
+
+
+@pytest.mark.parametrize("argv, dry", [(["snakemake", "-n"], True), (["snakemake", "--dry-run", "x"], True),
+                                       (["snakemake", "-pn"], True), (["snakemake", "--profile", "slurm"], False),
+                                       (["snakemake", "-p", "--config", "n=1"], False)])
+def test_is_dry_run(argv, dry):
+    assert is_dry_run(argv) is dry
+
+
+def test_one_line_per_gpu_model_with_the_partition_the_plugin_picks():
+    rows = gpu_jobs(MODELS, RUNS)
+    assert [r["model"] for r in rows] == ["big", "huge"] and rows[0]["runs"] == 3
+    text = format_gpu_plan(rows, PARTITIONS)
+    big = next(line for line in text.splitlines() if "big" in line)
+    assert "--gpus=h100:2 --cpus-per-gpu=8 --mem=200000MB -t 1440min  partition=gpu  env=hf  runs=3" in big
+    assert "partition=NONE FITS" in next(line for line in text.splitlines() if "huge" in line)
+
+
+def test_the_shipped_profile_names_its_partition_file(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert partition_file(ROOT / "profiles" / "slurm") == Path("profiles/slurm/partitions.yaml")
+    assert "gpu" in yaml.safe_load((ROOT / "profiles" / "slurm" / "partitions.yaml").read_text())["partitions"]
+
+
+def _cfg(**model):
+    return {"datasets": {"d": {"adapter": "synth_trivial"}},
+            "tasks": {"t": {"dataset": "d", "family": "pitch_order"}}, "models": {"m": model}}
+
+
+def test_missing_local_checkpoint_fails_before_submission(tmp_path):
+    with pytest.raises(ConfigError, match=r"models.m.model_id: local checkpoint directory '/nope/qwen' does not exist "
+                                          r"\(download it with `hf download <hub id> --local-dir /nope/qwen`"):
+        validate_config(_cfg(backend="hf", model_id="/nope/qwen"), ROOT / "config" / "schema.yaml", ROOT)
+    ok = _cfg(backend="hf", model_id=str(tmp_path))
+    assert validate_config(ok, ROOT / "config" / "schema.yaml", ROOT)["models"]["m"]["env"] == "core"
+
+
+def test_unknown_backend_is_a_config_error():
+    with pytest.raises(ConfigError, match=r"models.m.backend: unknown backend 'hff'"):
+        validate_config(_cfg(backend="hff"), ROOT / "config" / "schema.yaml", ROOT)
