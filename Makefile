@@ -30,7 +30,8 @@ run: $(VENV)/.installed
 # transformers families whose processors need torchvision/timm/mistral-common (envs/hf).
 test: test-core test-hf
 
-test-core: $(VENV)/.installed $(ENVS)/captioning/.ready
+# test-core needs both per-rule envs: tests/test_env_versions.py runs one DAG across core, hf and captioning.
+test-core: $(VENV)/.installed $(ENVS)/captioning/.ready $(ENVS)/hf/.ready
 	$(VENV)/bin/python -m pytest
 
 test-hf: $(ENVS)/hf/.ready

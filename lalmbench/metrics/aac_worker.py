@@ -4,7 +4,8 @@ numpy<2), never in the driver. Usage: ``python aac_worker.py IN.json OUT.json``.
 IN:  {"candidates": [...], "mult_references": [[...], ...], "metrics": [...], "cache_dir": str,
       "sbert_model": str | null, "device": "cpu"}
 OUT: {"corpus": {metric: float}, "sentences": {metric: [float, ...]},
-      "unavailable": {metric: reason}, "info": {versions, java, tokenizer, cache_dir}}
+      "unavailable": {metric: reason}, "info": {aac_metrics, pycocoevalcap, torch, transformers,
+      numpy (versions), java, tokenizer, cache_dir, sbert_model, timings_s}}
 
 Stdlib + aac-metrics only (this file is executed by path, the lalmbench package is not imported
 here). Offline behaviour:
@@ -33,8 +34,15 @@ ALL = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d", "
 
 
 def _link(src: Path, dst: Path) -> None:
+    """Link dst -> the real path of src. A dangling link (its env was moved or deleted, e.g. a venv
+    reached through a temporary symlinked venv_root) is replaced, never left to break later runs."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    if not dst.exists() and src.exists():
+    src = src.resolve()
+    if not src.exists():
+        return
+    if dst.is_symlink() and not dst.exists():
+        dst.unlink(missing_ok=True)
+    if not dst.exists():
         try:
             os.symlink(src, dst)
         except FileExistsError:
@@ -179,7 +187,7 @@ def run(req: dict) -> dict:
     from importlib.metadata import version
 
     info = {"aac_metrics": aac_metrics.__version__, "pycocoevalcap": version("pycocoevalcap"),
-            "torch": version("torch"), "transformers": version("transformers"),
+            "torch": version("torch"), "transformers": version("transformers"), "numpy": version("numpy"),
             "java": java[0] if java else "", "tokenizer": "PTB (stanford-corenlp-3.4.1, aac-metrics preprocess)",
             "cache_dir": cache_s, "sbert_model": sbert_model, "timings_s": timings}
     return {"corpus": corpus, "sentences": sents, "unavailable": unavailable, "info": info}
