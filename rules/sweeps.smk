@@ -311,7 +311,8 @@ rule judge_audit:
                                    "prompt": JUDGE_AUDIT.get("prompt", "mcq_answer"),
                                    "cache_dir": JUDGE_AUDIT.get("cache_dir", "results/cache/judge")}),
     conda:
-        conda_file("core")
+        # the judge model runs in-process: its env (one judge per config, so a plain file path)
+        conda_file(model_cfg(JUDGE_AUDIT["judge_model"])["env"] if JUDGE_AUDIT else "core")
     threads: 1
     resources:
         gpu=lambda w: model_cfg(JUDGE_AUDIT["judge_model"])["resources"].get("gpus", 0),
