@@ -88,7 +88,7 @@ def test_sweep_rules_dry_run(tmp_path):
                      "determinism": {"batch_sizes": [1, 2], "models": ["random"], "tasks": [first_task],
                                      "conditions": ["audio"]}}
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
-    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "sweeps", "--cores", "1", "--nolock",
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall", "sweeps", "--cores", "1", "--nolock",
                           "--configfile", str(tmp_path / "c.yaml")],
                          cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-3000:]
