@@ -13,7 +13,7 @@ from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
 
 validate_config(config, BASE / "config" / "schema.yaml", BASE, source="config (config/config.yaml + --config overrides)")
 
-NAME = r"[A-Za-z0-9_.+-]+"  # wildcard values are config names: never a '/'
+NAME = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"  # wildcard values are config names (schema propertyNames): no slashes, never . or ..
 RUNS = list(iter_runs(config))
 LOGS = "results/logs"
 

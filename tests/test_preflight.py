@@ -1,4 +1,4 @@
-"""The GPU summary a dry run prints, and pre-submission checks that keep doomed jobs off the queue."""
+"""Before anything is submitted: the GPU summary a dry run prints, and config checks that keep doomed jobs off the queue."""
 from pathlib import Path
 
 import pytest
@@ -54,3 +54,12 @@ def test_missing_local_checkpoint_fails_before_submission(tmp_path):
 def test_unknown_backend_is_a_config_error():
     with pytest.raises(ConfigError, match=r"models.m.backend: unknown backend 'hff'"):
         validate_config(_cfg(backend="hff"), ROOT / "config" / "schema.yaml", ROOT)
+
+
+@pytest.mark.parametrize("kind", ["datasets", "tasks", "models"])
+@pytest.mark.parametrize("bad", ["..", ".", "a b", "x;rm", "-lead"])
+def test_names_that_would_escape_or_break_paths_are_rejected(kind, bad):
+    cfg = _cfg(backend="random")
+    cfg[kind] = {bad: cfg[kind].pop(next(iter(cfg[kind])))}
+    with pytest.raises(ConfigError, match=rf"{kind}: '{__import__('re').escape(bad)}' does not match"):
+        validate_config(cfg, ROOT / "config" / "schema.yaml", ROOT)
