@@ -11,7 +11,9 @@ from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs,
 from lalmbench.rulegrid import Untracked
 from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
 
-validate_config(config, BASE / "config" / "schema.yaml", BASE, source="config (config/config.yaml + --config overrides)")
+CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
+validate_config(config, BASE / "config" / "schema.yaml", BASE,
+                source=f"config ({' + '.join(CONFIG_FILES)} + --config overrides)")
 
 NAME = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"  # wildcard values are config names (schema propertyNames): no slashes, never . or ..
 RUNS = list(iter_runs(config))

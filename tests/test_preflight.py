@@ -63,3 +63,16 @@ def test_names_that_would_escape_or_break_paths_are_rejected(kind, bad):
     cfg[kind] = {bad: cfg[kind].pop(next(iter(cfg[kind])))}
     with pytest.raises(ConfigError, match=rf"{kind}: '{__import__('re').escape(bad)}' does not match"):
         validate_config(cfg, ROOT / "config" / "schema.yaml", ROOT)
+
+
+def test_config_errors_name_the_files_actually_used(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "mine.yaml"
+    bad.write_text(yaml.safe_dump(_cfg(backend="randm")))
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", f"--configfile={bad}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert f"invalid config ({bad} + --config overrides):" in proc.stderr
+    assert "models.m.backend: unknown backend 'randm'" in proc.stderr
