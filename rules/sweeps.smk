@@ -55,6 +55,7 @@ rule sweep_circular_items:
 
 
 use rule request as sweep_circular_request with:
+    localrule: True
     input:
         tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
@@ -71,6 +72,7 @@ use rule request as sweep_circular_request with:
 
 
 use rule infer as sweep_circular_infer with:
+    localrule: True
     input:
         env_ready("core"),
         request="results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.request.json",
@@ -167,6 +169,7 @@ rule sweep_prompt_spread:
 
 
 use rule request as sweep_determinism_request with:
+    localrule: True
     output:
         "results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.request.json",
     log:
@@ -179,6 +182,7 @@ use rule request as sweep_determinism_request with:
 
 
 use rule infer as sweep_determinism_infer with:
+    localrule: True
     input:
         env_ready("core"),
         request="results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.request.json",

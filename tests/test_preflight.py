@@ -74,5 +74,6 @@ def test_config_errors_name_the_files_actually_used(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", f"--configfile={bad}"], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode != 0
-    assert f"invalid config ({bad} + --config overrides):" in proc.stderr
-    assert "models.m.backend: unknown backend 'randm'" in proc.stderr
+    out = proc.stdout + proc.stderr
+    assert f"invalid config ({bad} + --config overrides):" in out
+    assert "models.m.backend: unknown backend 'randm'" in out

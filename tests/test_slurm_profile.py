@@ -44,6 +44,8 @@ CONFIG = {
     },
     "conditions": ["audio", "no-audio"],
     "prompts": ["mcq-default"],
+    # a sweep run of the GPU model: served by the same GPU job, its per-file jobs stay local
+    "sweeps": {"circular": {"k": 2, "models": ["fake-gpu"], "tasks": ["pitch-order"], "conditions": ["audio"]}},
 }
 COMMAND = "snakemake --profile slurm results/all.tsv"
 # Only in the throwaway copy's profile: poll the fake sacct every second instead of the
@@ -120,8 +122,10 @@ def _jobs(sbatch: list[dict], rule: str, model: str | None = None) -> list[dict]
 def test_the_exact_command_runs_every_job_through_sbatch_and_writes_all_tsv(slurm_run):
     rules = Counter(_comment(s["argv"]).split("_wildcards_")[0] for s in slurm_run["sbatch"])
     # one generate job per model, one score job per run; request/infer are local rules (no queue)
-    assert (rules["rule_generate_core"], rules["rule_score"], rules["rule_aggregate"]) == (2, 9, 1), rules
-    assert "rule_infer" not in rules and "rule_request" not in rules
+    assert (rules["rule_generate_core"], rules["rule_score"], rules["rule_sweep_circular_score"],
+            rules["rule_aggregate"]) == (2, 9, 1, 1), rules
+    local = {"rule_infer", "rule_request", "rule_sweep_circular_infer", "rule_sweep_circular_request"}
+    assert not local & set(rules), rules
     assert all(s["rc"] == 0 for s in slurm_run["sbatch"])
     df = pd.read_csv(slurm_run["wd"] / "results" / "all.tsv", sep="\t")
     acc = df[df.metric == "accuracy"]
@@ -130,15 +134,15 @@ def test_the_exact_command_runs_every_job_through_sbatch_and_writes_all_tsv(slur
 
 
 @pytest.mark.slow
-def test_one_gpu_job_and_one_model_load_serve_all_six_runs(slurm_run):
+def test_one_gpu_job_and_one_model_load_serve_all_six_runs_and_the_sweep(slurm_run):
     gpu_jobs = [s for s in slurm_run["sbatch"] if _flag(s["argv"], "--gpus")]
     assert [_comment(s["argv"]) for s in gpu_jobs] == [_comment(s["argv"]) for s in _jobs(gpu_jobs, "generate_core", "fake-gpu")]
     assert len(gpu_jobs) == 1
     log = (slurm_run["wd"] / "results" / "logs" / "generate" / "fake-gpu.log").read_text()
     assert log.count("loading model fake-gpu") == 1
-    assert "6 slices, 24 items, 0 in the cache" in log
+    assert "7 slices, 32 items, 0 in the cache" in log  # 6 runs x 4 items + CircularEval (k=2) of 4 items
     summary = json.loads((slurm_run["wd"] / "results" / "predictions" / "fake-gpu" / "generate.json").read_text())
-    assert summary["model_loads"] == 1 and len(summary["slices"]) == 6
+    assert summary["model_loads"] == 1 and len(summary["slices"]) == 7
     assert sorted(p.relative_to(slurm_run["wd"]).as_posix() for p in
                   (slurm_run["wd"] / "results" / "predictions" / "fake-gpu").rglob("*.parquet")) == sorted(
         f"results/predictions/fake-gpu/synth-trivial/{t}/{c}/mcq-default.parquet"
