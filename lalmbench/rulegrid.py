@@ -69,6 +69,11 @@ def scoring_env(config: dict, task: str) -> str:
     return config["models"][s["judge_model"]]["env"] if s.get("kind") == "judge" else "core"
 
 
+def open_tasks_scored_in(config: dict, env: str) -> list[str]:
+    """Open tasks whose scoring job runs in ``env`` (a judge runs its model in-process, in its env)."""
+    return [t for t in open_tasks(config) if scoring_env(config, t) == env]
+
+
 def judge_resource(config: dict, task: str, key: str, default):
     s = config["tasks"][task].get("scoring") or {}
     if s.get("kind") != "judge":

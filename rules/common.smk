@@ -5,6 +5,7 @@ from pathlib import Path
 BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the lalmbench package, importable without installing it
 
+from lalmbench import rulegrid
 from lalmbench.config import canonical, iter_runs, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
@@ -35,6 +36,8 @@ def tasks_where(pred):
     return [t for t, c in config["tasks"].items() if pred(t, c)]
 
 
+OPEN_TASKS = rulegrid.open_tasks(config)  # scored by rules/open_metrics.smk; the rest by rule score (MCQ)
+MCQ_TASKS = [t for t in sorted(config["tasks"]) if t not in OPEN_TASKS]
 SYNTH_TRIVIAL_TASKS = tasks_where(lambda t, c: c["family"] in SYNTH_FAMILIES)
 SYNTH_SCENE_DATASETS = datasets_with("synth_scenes")
 

@@ -6,11 +6,7 @@
 from lalmbench import rulegrid
 
 
-OPEN_TASKS = rulegrid.open_tasks(config)
 CAPTION_TASKS = [t for t in OPEN_TASKS if rulegrid.scoring_kind(config, t) == "captioning"]
-
-
-ruleorder: score_open > score
 
 
 rule caption_request:
@@ -78,7 +74,7 @@ rule score_open:
     log:
         f"{LOGS}/score_open/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
     wildcard_constraints:
-        task=one_of(OPEN_TASKS),
+        task=one_of(rulegrid.open_tasks_scored_in(config, "core")),
     params:
         # a judge runs its backend in-process: use the judge model's env; otherwise core
         py=lambda w: env_python(rulegrid.scoring_env(config, w.task)),
@@ -97,3 +93,19 @@ rule score_open:
         "--scoring-json {params.scoring:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} {params.captioning} > {log} 2>&1"
+
+
+# LLM judges whose model lives in another env: the same job in that env (plain conda file paths,
+# so --containerize keeps working)
+use rule score_open as score_open_hf with:
+    conda:
+        conda_file("hf")
+    wildcard_constraints:
+        task=one_of(rulegrid.open_tasks_scored_in(config, "hf")),
+
+
+use rule score_open as score_open_vllm with:
+    conda:
+        conda_file("vllm")
+    wildcard_constraints:
+        task=one_of(rulegrid.open_tasks_scored_in(config, "vllm")),

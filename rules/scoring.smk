@@ -12,6 +12,8 @@ rule score:
         metrics="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/metrics.json",
     log:
         f"{LOGS}/score/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
+    wildcard_constraints:
+        task=one_of(MCQ_TASKS),
     params:
         py=lambda w: env_python("core"),
         parser=lambda w: canonical(task_cfg(w.task)["parser"]),

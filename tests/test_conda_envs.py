@@ -54,3 +54,18 @@ def test_containerize_renders_every_env():
     for env in ("captioning", "core", "hf", "vllm"):
         assert f"source: envs/{env}.yaml" in out
     assert out.count("conda env create") == 4
+
+
+def test_an_llm_judge_scores_in_its_own_env(tmp_path):
+    cfg = yaml.safe_load((ROOT / CLUSTER).read_text())
+    cfg["models"]["judge-hf"] = {"backend": "hf", "model_id": "Qwen/Qwen2.5-7B-Instruct", "family": "text", "env": "hf",
+                                 "conditions": ["no-audio"], "tasks": ["pitch-order"], "resources": {"gpus": 1}}
+    cfg["tasks"]["clotho-judged"] = {"dataset": "clotho-eval", "family": "import", "prompts": ["caption"],
+                                     "models": ["qwen2-audio-7b"],
+                                     "scoring": {"kind": "judge", "judge_model": "judge-hf", "prompt": "sqqa"}}
+    (tmp_path / "judged.yaml").write_text(yaml.safe_dump(cfg))
+    rows = [line.split("\t") for line in _run("tests/conda_jobs.py", str(tmp_path / "judged.yaml")).stdout.splitlines()
+            if "\t" in line]
+    judged = {(rule, env) for rule, wc, env in rows if "task=clotho-judged" in wc and rule.startswith("score")}
+    assert judged == {("score_open_hf", "envs/hf.yaml")}
+    assert {env for rule, wc, env in rows if rule == "score_open"} == {"envs/core.yaml"}
