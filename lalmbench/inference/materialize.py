@@ -23,8 +23,9 @@ def slice_frame(sl: Slice, *, model_cfg: dict, rows: dict[str, dict], cache_path
     missing = [it["id"] for it, k in zip(p.items, p.keys) if k not in rows]
     if missing:
         raise io.InputError(f"{cache_path}: no prediction for {len(missing)} of {len(p.items)} items of {sl.items} "
-                            f"({sl.condition}, {sl.prompt}), first {missing[:3]}: the model's generate job must "
-                            f"run first (it serves every slice of the model)")
+                            f"({sl.condition}, {sl.prompt}), first {missing[:3]}: the model's generate job has not "
+                            f"made them (was the cache deleted or moved?); delete the model's "
+                            f"results/predictions/<model>/generate.json so that job runs again")
     # the cache is shared by slices with identical inputs: this slice's names go in its file
     out = [{**rows[k], "id": it["id"], "condition": sl.condition, "prompt": sl.prompt}
            for it, k in zip(p.items, p.keys)]
