@@ -207,3 +207,12 @@ def test_one_model_load_serves_every_slice(items_path, tmp_path, monkeypatch):
     assert [s["generated"] for s in summary["slices"]] == [30, 30, 30, 30]
     again = generate(model_name="random", model_cfg={"backend": "random"}, slices=slices, cache_path=tmp_path / "c.jsonl")
     assert len(loads) == 1 and again["model_loads"] == 0 and {s["cached"] for s in again["slices"]} == {30}
+
+
+def test_a_file_missing_from_the_cache_is_an_error_not_a_short_file(items_path, tmp_path):
+    from lalmbench.inference import Slice, materialize
+
+    sl = Slice(items=str(items_path), condition="audio", prompt="p", template=str(TEMPLATE), out=str(tmp_path / "x.parquet"))
+    with pytest.raises(io.InputError, match=r"gone.jsonl: no prediction for 30 of 30 items .*generate.json so that job"):
+        materialize(sl, model_cfg={"backend": "random"}, cache_path=tmp_path / "gone.jsonl")
+    assert not (tmp_path / "x.parquet").exists()
