@@ -216,3 +216,14 @@ def test_a_file_missing_from_the_cache_is_an_error_not_a_short_file(items_path, 
     with pytest.raises(io.InputError, match=r"gone.jsonl: no prediction for 30 of 30 items .*generate.json so that job"):
         materialize(sl, model_cfg={"backend": "random"}, cache_path=tmp_path / "gone.jsonl")
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_reading_some_keys_parses_only_their_rows(tmp_path):
+    from lalmbench.inference.cache import PredictionCache, read_rows
+
+    cache = PredictionCache(tmp_path / "c.jsonl")
+    cache.append([{"key": f"k{i}", "raw_output": f'the "key": "k{9 - i}" trap', "error": None} for i in range(10)])
+    cache.close()
+    rows = read_rows(tmp_path / "c.jsonl", {"k2", "k7"})
+    assert sorted(rows) == ["k2", "k7"] and rows["k2"]["raw_output"] == 'the "key": "k7" trap'
+    assert len(read_rows(tmp_path / "c.jsonl")) == 10

@@ -53,13 +53,23 @@ def repair_tail(path: Path) -> int:
     return size - keep
 
 
-def read_rows(path: Path) -> dict[str, dict]:
-    """Rows by key (a later row for the same key wins: a retried failure replaces its error)."""
+_KEY = '"key": "'
+
+
+def read_rows(path: Path, keys: set[str] | None = None) -> dict[str, dict]:
+    """Rows by key (a later row for the same key wins: a retried failure replaces its error).
+
+    With ``keys``, only those rows are parsed: one predictions file needs a few of the model's
+    rows, and its job should not decode the whole cache to find them."""
     rows: dict[str, dict] = {}
     if not path.exists():
         return rows
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
+            if keys is not None:
+                at = line.find(_KEY)
+                if at >= 0 and line[at + len(_KEY):line.find('"', at + len(_KEY))] not in keys:
+                    continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:

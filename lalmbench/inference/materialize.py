@@ -15,11 +15,11 @@ PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", 
                       "extra", "key", "model_fingerprint"]
 
 
-def slice_frame(sl: Slice, *, model_cfg: dict, rows: dict[str, dict], cache_path: str | Path,
-                sample_rate: int) -> pd.DataFrame:
+def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_rate: int) -> pd.DataFrame:
     """The slice's rows in item order; a key missing from the cache is an error, never a dropped row."""
     p = prepare(sl, model_fp=model_fingerprint(model_cfg), seed=int(model_cfg.get("seed", 0)),
                 sample_rate=sample_rate)
+    rows = read_rows(Path(cache_path), set(p.keys))
     missing = [it["id"] for it, k in zip(p.items, p.keys) if k not in rows]
     if missing:
         raise io.InputError(f"{cache_path}: no prediction for {len(missing)} of {len(p.items)} items of {sl.items} "
@@ -33,7 +33,6 @@ def slice_frame(sl: Slice, *, model_cfg: dict, rows: dict[str, dict], cache_path
 
 
 def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_rate: int = 16000) -> pd.DataFrame:
-    path = Path(cache_path)
-    df = slice_frame(sl, model_cfg=model_cfg, rows=read_rows(path), cache_path=path, sample_rate=sample_rate)
+    df = slice_frame(sl, model_cfg=model_cfg, cache_path=cache_path, sample_rate=sample_rate)
     io.write_parquet(sl.out, df)
     return df

@@ -18,16 +18,15 @@ from typing import Any, Sequence
 
 import soundfile as sf
 
-from lalmbench import io
-from lalmbench.conditions import apply_condition
+from lalmbench import io, prompts
 from lalmbench.audio import load_audio
+from lalmbench.conditions import apply_condition
 from lalmbench.inference.cache import PredictionCache
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.slices import PreparedSlice, Slice, prepare, slice_name
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
 from lalmbench.progress import ProgressLog
 from lalmbench.provenance import package_versions
-from lalmbench import prompts
 
 log = logging.getLogger("lalmbench.inference")
 
@@ -125,8 +124,8 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
     seed = int(model_cfg.get("seed", 0))
     prepared = [prepare(sl, model_fp=model_fp, seed=seed, sample_rate=sample_rate) for sl in slices]
     cache = PredictionCache(cache_path)
-    todo = {id(p): [(it, k) for it, k in zip(p.items, p.keys) if not cache.done(k)] for p in prepared}
-    n_todo = sum(map(len, todo.values()))
+    todo = [[(it, k) for it, k in zip(p.items, p.keys) if not cache.done(k)] for p in prepared]
+    n_todo = sum(map(len, todo))
     n_items = sum(len(p.items) for p in prepared)
     log.info("%s: %d slices, %d items, %d in the cache (%s), %d to generate", model_name, len(prepared), n_items,
              n_items - n_todo, cache.path, n_todo)
@@ -137,24 +136,24 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
             if model is None:
                 log.info("loading model %s (backend %s, %s) once for %d items in %d slices", model_name,
                          model_cfg.get("backend"), model_cfg.get("model_id", model_name), n_todo,
-                         sum(bool(t) for t in todo.values()))
+                         sum(bool(t) for t in todo))
                 t0 = time.perf_counter()
                 model = load_model(model_name, model_cfg)
                 log.info("model %s loaded in %.1f s", model_name, time.perf_counter() - t0)
                 summary["model_loads"] = 1
             common = {**_provenance(model, seed), "model_fingerprint": model_fp}
             progress = ProgressLog(n_todo, model_name, log)
-            for p in prepared:
-                if todo[id(p)]:
-                    _serve(model, p, todo[id(p)], cache, common, model_cfg, sample_rate, seed, progress)
+            for p, items_todo in zip(prepared, todo):
+                if items_todo:
+                    _serve(model, p, items_todo, cache, common, model_cfg, sample_rate, seed, progress)
     finally:
         cache.close()
         if model is not None:
             model.close()
     failed = []
-    for p in prepared:
+    for p, items_todo in zip(prepared, todo):
         n_err = sum(cache.rows[k].get("error") is not None for k in p.keys)
-        n_new = len(todo[id(p)])
+        n_new = len(items_todo)
         summary["slices"].append({"out": p.slice.out, "items": len(p.items), "cached": len(p.items) - n_new,
                                   "generated": n_new, "errors": n_err})
         if n_err:

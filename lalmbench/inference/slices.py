@@ -6,7 +6,6 @@ cache. Both compute the same item keys here, so what was generated is exactly wh
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +50,13 @@ def _check_ids(items: list[dict], path: str) -> None:
         raise io.InputError(f"{path}: duplicate item ids {dup[:5]}")
 
 
-@lru_cache(maxsize=None)
-def _digest(path: str) -> str | None:
-    try:
-        return file_digest(path)
-    except OSError:  # unreadable audio becomes an item error at generation time, naming the file
-        return None
+def _digest(path: str, memo: dict[str, str | None]) -> str | None:
+    if path not in memo:
+        try:
+            memo[path] = file_digest(path)
+        except OSError:  # unreadable audio becomes an item error at generation time, naming the file
+            memo[path] = None
+    return memo[path]
 
 
 def prepare(sl: Slice, *, model_fp: str, seed: int, sample_rate: int) -> PreparedSlice:
@@ -75,12 +75,12 @@ def prepare(sl: Slice, *, model_fp: str, seed: int, sample_rate: int) -> Prepare
     audio_source = (shuffled_sources([it["id"] for it in items], [it["audio_path"] for it in items], seed)
                     if sl.condition == "shuffled" else None)
     template = prompts.load_template(sl.template)
-    keys = []
+    keys, memo = [], {}
     for it in items:
         digest = None
         if sl.condition != "no-audio":
             src = (audio_source or {}).get(it["id"], it.get("audio_path"))
-            digest = digests.get(src) or (_digest(src) if src else None)
+            digest = digests.get(src) or (_digest(src, memo) if src else None)
         keys.append(item_key(model_fp=model_fp, condition=sl.condition, prompt_text=prompts.render(template, it),
                              item=it, audio_digest=digest, sample_rate=sample_rate, variant=sl.variant))
     return PreparedSlice(sl, items, keys, template, audio_source)
