@@ -8,6 +8,7 @@ sys.path.insert(0, str(BASE))  # the lalmbench package, importable without insta
 from lalmbench import rulegrid
 from lalmbench.config import canonical, iter_runs, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
 from lalmbench.rulegrid import Untracked
 from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
@@ -81,7 +82,7 @@ def env_python(env):
 
 
 def env_ready(env):
-    """Inputs that make a rule wait for its venv (only in software=venv)."""
+    """Inputs that make a rule wait for its venv (software=venv, and the captioning env always outside conda)."""
     return [f"{VENV_ROOT}/{env}/.ready"] if uses_venv(env) else []
 
 
@@ -119,8 +120,6 @@ def model_specs_of(model):
     return model_specs(model, RUNS, (CIRCULAR_RUNS, CIRCULAR.get("k")),
                        (DETERMINISM_RUNS, DETERMINISM.get("batch_sizes", [])))
 
-
-from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 
 if workflow.is_main_process and is_dry_run(sys.argv) and gpu_jobs(config["models"], RUNS):
     # read before submitting: what every GPU job will ask for, and where it will go
