@@ -4,7 +4,7 @@
 - ``no-audio``: none at all (text-only prompt): the language-prior floor for audio LMs.
 - ``silence``: zeros of the same duration (the model gets an audio input that carries nothing).
 - ``noise``: Gaussian noise of the same duration and RMS as the original (seeded per item).
-- ``shuffled``: another item's audio (a seeded derangement over the task's items).
+- ``shuffled``: another clip's audio (a seeded derangement over the task's distinct clips).
 Comparing ``audio`` with the others shows how much a model actually listens.
 """
 from __future__ import annotations
@@ -41,14 +41,16 @@ def apply_condition(condition: str, audio: np.ndarray, *, seed: int, item_id: st
 
 
 def shuffled_sources(item_ids: Sequence[str], audio_paths: Sequence[str], seed: int) -> dict[str, str]:
-    """Map each item to the audio of a different item whose file differs where possible (seeded)."""
-    n = len(item_ids)
-    if n < 2:
-        raise ValueError("the 'shuffled' condition needs at least two items")
-    order = sorted(range(n), key=lambda i: item_ids[i])
+    """Map each item to the audio of another clip (seeded, order-independent).
+
+    The derangement is over distinct clips, not items: items that share a clip (several questions
+    about one recording) must never hear their own clip back."""
+    clips = sorted(set(audio_paths))
+    if len(clips) < 2:
+        raise ValueError(f"the 'shuffled' condition needs items from at least two audio clips; all "
+                         f"{len(item_ids)} items use {clips[0] if clips else 'no audio'}")
     rng = np.random.default_rng([seed, 1234])
-    perm = rng.permutation(n)
-    ids = [item_ids[order[i]] for i in perm]
-    paths = [audio_paths[order[i]] for i in perm]
-    # a cyclic shift of a random permutation is a derangement: nobody keeps its own audio
-    return {ids[i]: paths[(i + 1) % n] for i in range(n)}
+    perm = [clips[i] for i in rng.permutation(len(clips))]
+    # a cyclic shift of a random permutation is a derangement: no clip maps to itself
+    other = {perm[i]: perm[(i + 1) % len(perm)] for i in range(len(perm))}
+    return {i: other[p] for i, p in zip(item_ids, audio_paths)}

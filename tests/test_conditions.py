@@ -28,3 +28,16 @@ def test_shuffled_gives_every_item_another_items_audio():
     assert sorted(m.values()) == sorted(paths)
     assert all(m[i] != p for i, p in zip(ids, paths))
     assert m == shuffled_sources(list(reversed(ids)), list(reversed(paths)), seed=0)
+
+
+def test_shuffled_never_gives_an_item_its_own_clip_when_items_share_clips():
+    ids = [f"q{i}" for i in range(20)]
+    paths = [f"clip{i % 4}.wav" for i in range(20)]  # 5 questions per clip
+    m = shuffled_sources(ids, paths, seed=0)
+    assert all(m[i] != p for i, p in zip(ids, paths))
+    assert len({m[i] for i, p in zip(ids, paths) if p == "clip0.wav"}) == 1  # one other clip per clip
+
+
+def test_shuffled_with_a_single_clip_says_why_it_cannot():
+    with pytest.raises(ValueError, match=r"needs items from at least two audio clips; all 3 items use one.wav"):
+        shuffled_sources(["a", "b", "c"], ["one.wav"] * 3, seed=0)
