@@ -34,7 +34,7 @@ def agreement_table(pairs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
         a, b = spec["a"], spec["b"]
         pooled_a, pooled_b = [], []
         for run in spec["runs"]:
-            da, db = pd.read_parquet(run["file_a"]), pd.read_parquet(run["file_b"])
+            da, db = io.read_parquet(run["file_a"]), io.read_parquet(run["file_b"])
             rows.append(_row(name, a, b, run, answer_agreement(da, db, names=(a, b))))
             unit = "/".join(run[k] for k in ("dataset", "task", "condition", "prompt")) + "::"
             pooled_a.append(da.assign(id=unit + da["id"].astype(str)))

@@ -101,6 +101,20 @@ def read_json(path: str | os.PathLike) -> Any:
             raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
 
 
+def read_parquet(path: str | os.PathLike, **kwargs: Any) -> pd.DataFrame:
+    """Read a pipeline parquet; a truncated or corrupt file (copied half, disk full on another
+    tool's write) names itself and the way out instead of pyarrow's bare 'magic bytes not found'."""
+    import pyarrow
+
+    try:
+        return pd.read_parquet(path, **kwargs)
+    except (pyarrow.ArrowInvalid, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise InputError(f"{path}: not a readable parquet file ({exc}); delete it so the rule that writes it "
+                         f"runs again") from None
+
+
 def write_parquet(path: str | os.PathLike, df: pd.DataFrame) -> None:
     with atomic_path(path, suffix=".parquet") as tmp:
         df.to_parquet(tmp, index=False)

@@ -20,6 +20,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from lalmbench import io
 from lalmbench.io import InputError
 from lalmbench.stats import wilson_interval
 
@@ -141,7 +142,7 @@ def pool_units(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 def _read(path: str | Path, cond: str) -> pd.DataFrame:
     try:
-        return pd.read_parquet(path)
+        return io.read_parquet(path)
     except FileNotFoundError:
         raise InputError(f"{path}: listening check input for condition {cond!r} not found") from None
 
@@ -175,8 +176,6 @@ def write_listening_check(paths: Mapping[str, Mapping[str, str]], out_path: str 
     flag travel into results/all.tsv (``'mark'``). The JSON is written either way, so a failed run
     still leaves the evidence next to the log."""
     import logging
-
-    from lalmbench import io
 
     result = listening_check_files(paths, **kwargs)
     io.write_json(out_path, result)

@@ -19,7 +19,7 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     from lalmbench.scoring import score_mcq
 
     items = io.read_jsonl(items_path)
-    preds = pd.read_parquet(predictions_path)
+    preds = io.read_parquet(predictions_path)
     decisions, metrics = score_mcq(items, preds, parser_cfg)
     first = preds.iloc[0] if len(preds) else {}
     metrics = {

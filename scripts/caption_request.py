@@ -4,8 +4,6 @@ import json
 
 import _bootstrap  # noqa: F401
 
-import pandas as pd
-
 from lalmbench import io
 from lalmbench.metrics.open import caption_request
 
@@ -15,4 +13,4 @@ p.add_argument("--predictions", required=True)
 p.add_argument("--scoring-json", required=True)
 p.add_argument("--out", required=True)
 a = p.parse_args()
-io.write_json(a.out, caption_request(io.read_jsonl(a.items), pd.read_parquet(a.predictions), json.loads(a.scoring_json)))
+io.write_json(a.out, caption_request(io.read_jsonl(a.items), io.read_parquet(a.predictions), json.loads(a.scoring_json)))

@@ -5,8 +5,6 @@ import logging
 
 import _bootstrap  # noqa: F401
 
-import pandas as pd
-
 from lalmbench import io
 from lalmbench.progress import setup_logging
 from lalmbench.stats import meta_breakdowns
@@ -18,7 +16,7 @@ p.add_argument("--out", required=True)
 p.add_argument("--bins", type=int, default=4)
 a = p.parse_args()
 setup_logging()
-dec = pd.read_parquet(a.decisions)
+dec = io.read_parquet(a.decisions)
 if "correct" not in dec.columns:
     raise io.InputError(f"{a.decisions}: no 'correct' column (breakdowns are for MCQ decisions)")
 table = meta_breakdowns(dec, n_bins=a.bins)

@@ -40,7 +40,7 @@ def main() -> None:
     if kind not in KINDS:
         raise SystemExit(f"scoring.kind must be one of {KINDS}, got {kind!r}")
     items = io.read_jsonl(a.items)
-    preds = pd.read_parquet(a.predictions)
+    preds = io.read_parquet(a.predictions)
     caption = io.read_json(a.captioning_result) if a.captioning_result else None
     dec, metrics, extra = score_open(kind, items, preds, cfg, captioning_result=caption)
     from lalmbench.parse import PARSER_VERSION

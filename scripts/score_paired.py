@@ -22,7 +22,7 @@ for spec in a.decisions:
     model, _, path = spec.partition("=")
     if not path:
         raise SystemExit(f"expected MODEL=PATH, got {spec!r}")
-    dec = pd.read_parquet(path, columns=["id", "correct"])
+    dec = io.read_parquet(path, columns=["id", "correct"])
     cols[model] = dec.set_index("id")["correct"].astype(bool)
 frame = pd.DataFrame(cols)
 if frame.isna().any().any():

@@ -33,7 +33,7 @@ def cmd_score(a):
     from lalmbench.sweeps import circular_metrics
 
     items = io.read_jsonl(a.items)
-    preds = pd.read_parquet(a.predictions)
+    preds = io.read_parquet(a.predictions)
     decisions, _ = score_mcq(items, preds, json.loads(a.parser_json))
     res = circular_metrics(decisions)
     s = res["summary"]

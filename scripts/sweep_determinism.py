@@ -6,8 +6,6 @@ import logging
 
 import _bootstrap  # noqa: F401
 
-import pandas as pd
-
 from lalmbench import io
 from lalmbench.progress import setup_logging
 from lalmbench.scoring import score_mcq
@@ -24,7 +22,7 @@ p.add_argument("--run", nargs=5, metavar=("MODEL", "DATASET", "TASK", "CONDITION
 p.add_argument("--out", required=True)
 a = p.parse_args()
 setup_logging()
-pa, pb = pd.read_parquet(a.a), pd.read_parquet(a.b)
+pa, pb = io.read_parquet(a.a), io.read_parquet(a.b)
 items = io.read_jsonl(a.items)
 labels = {}
 if items and all(it.get("options") for it in items):

@@ -227,3 +227,12 @@ def test_reading_some_keys_parses_only_their_rows(tmp_path):
     rows = read_rows(tmp_path / "c.jsonl", {"k2", "k7"})
     assert sorted(rows) == ["k2", "k7"] and rows["k2"]["raw_output"] == 'the "key": "k7" trap'
     assert len(read_rows(tmp_path / "c.jsonl")) == 10
+
+
+def test_a_truncated_predictions_file_names_itself_and_the_way_out(items_path, tmp_path):
+    out = tmp_path / "p.parquet"
+    run_inference(items_path=str(items_path), out_path=str(out), model_name="random", model_cfg={"backend": "random"},
+                  condition="audio", prompt_name="p", template_path=str(TEMPLATE))
+    out.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
+    with pytest.raises(io.InputError, match=r"p.parquet: not a readable parquet file .*delete it so the rule that writes it"):
+        io.read_parquet(out)

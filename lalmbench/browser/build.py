@@ -137,7 +137,7 @@ def write_browser(task_files: Sequence[str], decisions_path: str, *, out_html: s
                   root: str | Path = ".", max_raw_chars: int = 4000, bundle_audio: bool = False) -> dict:
     """Read the task items and the stacked decisions, write ``index.html`` + ``data.js`` atomically."""
     items = [it for f in task_files for it in io.read_jsonl(f)]
-    decisions = pd.read_parquet(decisions_path)
+    decisions = io.read_parquet(decisions_path)
     page_dir = Path(out_html).parent
     root = Path(root)
     amap = copy_audio(items, root=root, page_dir=page_dir) if bundle_audio else None
