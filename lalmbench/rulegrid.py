@@ -93,8 +93,10 @@ def determinism_predictions(config: dict, *, model: str, dataset: str, task: str
                             batch_size: int) -> str:
     """A determinism sweep file: regenerated at exactly ``batch_size`` (never the main run's file, which
     may come from the prediction cache at another batch size)."""
-    return (f"results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/"
-            f"bs{batch_size}.parquet")
+    from lalmbench.config import Run
+    from lalmbench.inference.plan import determinism_predictions_path
+
+    return determinism_predictions_path(Run(model, dataset, task, condition, prompt), int(batch_size))
 
 
 class Untracked:

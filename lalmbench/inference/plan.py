@@ -77,10 +77,6 @@ def slice_from_spec(model: str, spec: Sequence) -> Slice:
     raise ValueError(f"unknown slice kind {kind!r} (main, circular, determinism)")
 
 
-def model_slices(model: str, *args, **kwargs) -> list[Slice]:
-    return [slice_from_spec(model, s) for s in model_specs(model, *args, **kwargs)]
-
-
 def request_path(sl: Slice) -> str:
     """The small file that stands for one slice's inputs (see rules/inference.smk: request)."""
     return sl.out.removesuffix(".parquet") + ".request.json"
@@ -91,13 +87,6 @@ def slice_inputs(slices: Iterable[Slice]) -> dict[str, list[str]]:
     slices = list(slices)
     return {"requests": [request_path(s) for s in slices], "task_items": sorted({s.items for s in slices}), "manifests": sorted({s.manifest for s in slices if s.manifest}),
             "templates": sorted({s.template for s in slices})}
-
-
-def slice_for_output(slices: Iterable[Slice], out: str) -> Slice:
-    for s in slices:
-        if s.out == out:
-            return s
-    raise KeyError(f"no slice writes {out}")
 
 
 def write_request(path: str, *, model: str, spec: Sequence, fingerprint: str, log: str | None = None) -> None:
