@@ -105,7 +105,7 @@ def _install_commands() -> list[str]:
 def render_dockerfile(name: str, reqs: list[str], sha256: str) -> str:
     build = f"docker build -f envs/containers/{name}.Dockerfile -t lalmbench-{name} envs  (context envs/: pins only)"
     run = (f'docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-{name} '
-           "python scripts/infer.py ...")
+           "python scripts/generate.py ...")
     lines = _container_header(name, build, run, reqs, sha256) + [
         f"FROM {BASE_IMAGE}",
         f'LABEL lalmbench.env="{name}" \\',
@@ -120,7 +120,7 @@ def render_dockerfile(name: str, reqs: list[str], sha256: str) -> str:
 
 def render_apptainer_def(name: str, reqs: list[str], sha256: str) -> str:
     build = f"apptainer build envs/containers/{name}.sif envs/containers/{name}.def"
-    run = (f'apptainer exec --nv --bind "$HF_HOME" envs/containers/{name}.sif python scripts/infer.py ...'
+    run = (f'apptainer exec --nv --bind "$HF_HOME" envs/containers/{name}.sif python scripts/generate.py ...'
            "  (the host's HF_HOME passes through; $HOME is bound by default)")
     lines = _container_header(name, build, run, reqs, sha256) + [
         "Bootstrap: docker",

@@ -127,6 +127,22 @@ if workflow.is_main_process and is_dry_run(sys.argv) and gpu_jobs(config["models
           file=sys.stderr)
 
 
+def model_fp(w):
+    """The model's fingerprint: a tracked param, so only a change that alters predictions reruns."""
+    return model_fingerprint(model_cfg(w.model))
+
+
+def model_entry_untracked(w):
+    """The whole model entry for the job (batch size, resources included), never a rerun trigger."""
+    return Untracked(canonical(model_cfg(w.model)))
+
+
+def slice_spec(kind):
+    """Param function: the plan spec of the predictions file a rule writes (main | circular | determinism)."""
+    arg = {"main": None, "circular": "k", "determinism": "bs"}[kind]
+    return lambda w: canonical([kind, w.dataset, w.task, w.condition, w.prompt, int(w[arg]) if arg else None])
+
+
 def generate_inputs(w):
     slices = [slice_from_spec(w.model, s) for s in model_specs_of(w.model)]
     return {"env": env_ready(model_env(w)), **slice_inputs(slices)}

@@ -50,9 +50,9 @@ for _env in MODEL_ENVS:
             model=one_of(models_in_env(_env)),
         params:
             py=env_python(_env),
-            fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
+            fingerprint=model_fp,
             specs=lambda w: canonical(model_specs_of(w.model)),
-            model=lambda w: Untracked(canonical(model_cfg(w.model))),
+            model=model_entry_untracked,
             cache=config["prediction_cache"],
             sample_rate=config["sample_rate"],
             max_error_rate=config["max_error_rate"],
@@ -85,8 +85,8 @@ rule request:
     log:
         f"{LOGS}/request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
     params:
-        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
-        spec=lambda w: ["main", w.dataset, w.task, w.condition, w.prompt, None],
+        fingerprint=model_fp,
+        spec=slice_spec("main"),
     localrule: True
     run:
         write_request(output[0], model=wildcards.model, spec=params.spec, fingerprint=params.fingerprint, log=log[0])
@@ -107,9 +107,9 @@ rule infer:
         f"{LOGS}/infer/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
     params:
         py=env_python("core"),
-        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
-        spec=lambda w: canonical(["main", w.dataset, w.task, w.condition, w.prompt, None]),
-        model=lambda w: Untracked(canonical(model_cfg(w.model))),
+        fingerprint=model_fp,
+        spec=slice_spec("main"),
+        model=model_entry_untracked,
         cache=config["prediction_cache"],
         sample_rate=config["sample_rate"],
     conda:

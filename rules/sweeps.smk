@@ -67,8 +67,8 @@ use rule request as sweep_circular_request with:
     wildcard_constraints:
         k=r"\d+",
     params:
-        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
-        spec=lambda w: ["circular", w.dataset, w.task, w.condition, w.prompt, int(w.k)],
+        fingerprint=model_fp,
+        spec=slice_spec("circular"),
 
 
 use rule infer as sweep_circular_infer with:
@@ -89,9 +89,9 @@ use rule infer as sweep_circular_infer with:
         k=r"\d+",
     params:
         py=env_python("core"),
-        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
-        spec=lambda w: canonical(["circular", w.dataset, w.task, w.condition, w.prompt, int(w.k)]),
-        model=lambda w: Untracked(canonical(model_cfg(w.model))),
+        fingerprint=model_fp,
+        spec=slice_spec("circular"),
+        model=model_entry_untracked,
         cache=config["prediction_cache"],
         sample_rate=config["sample_rate"],
 
@@ -177,8 +177,8 @@ use rule request as sweep_determinism_request with:
     wildcard_constraints:
         bs=r"\d+",
     params:
-        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
-        spec=lambda w: ["determinism", w.dataset, w.task, w.condition, w.prompt, int(w.bs)],
+        fingerprint=model_fp,
+        spec=slice_spec("determinism"),
 
 
 use rule infer as sweep_determinism_infer with:
@@ -198,9 +198,9 @@ use rule infer as sweep_determinism_infer with:
         bs=r"\d+",
     params:
         py=env_python("core"),
-        fingerprint=lambda w: model_fingerprint(model_cfg(w.model)),
-        spec=lambda w: canonical(["determinism", w.dataset, w.task, w.condition, w.prompt, int(w.bs)]),
-        model=lambda w: Untracked(canonical(model_cfg(w.model))),
+        fingerprint=model_fp,
+        spec=slice_spec("determinism"),
+        model=model_entry_untracked,
         cache=config["prediction_cache"],
         sample_rate=config["sample_rate"],
 

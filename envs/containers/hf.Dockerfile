@@ -4,7 +4,7 @@
 # (nvidia-* wheels), so only the host's NVIDIA driver is needed; the image is smaller. The tag follows
 # Python 3.11 patch releases: pin a digest (name@sha256:...) for a bit-identical base.
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
-#   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/infer.py ...
+#   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
 # Pins (envs/hf/requirements.txt, sha256 f5520b65d6409ef34f2490901feb700d68a02ca95f8e46f6142c7cd28f5acf8b):
 #   torch==2.14.1

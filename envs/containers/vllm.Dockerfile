@@ -4,7 +4,7 @@
 # (nvidia-* wheels), so only the host's NVIDIA driver is needed; the image is smaller. The tag follows
 # Python 3.11 patch releases: pin a digest (name@sha256:...) for a bit-identical base.
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
-#   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-vllm python scripts/infer.py ...
+#   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-vllm python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
 # Pins (envs/vllm/requirements.txt, sha256 18ba1b19ba0edd4d516340e958a28d3fda9177c4c3857c19f8f740e8378ebaa7):
 #   vllm==0.32.0

@@ -89,12 +89,14 @@ def slice_inputs(slices: Iterable[Slice]) -> dict[str, list[str]]:
             "templates": sorted({s.template for s in slices})}
 
 
-def write_request(path: str, *, model: str, spec: Sequence, fingerprint: str, log: str | None = None) -> None:
+def write_request(path: str, *, model: str, spec: str, fingerprint: str, log: str | None = None) -> None:
     """A slice's request: rewritten exactly when the slice's inputs or its model's fingerprint change,
     so each predictions file reruns for its own changes only (rule infer depends on it directly,
     on the model's generate job only for ordering)."""
     from lalmbench import io
 
-    io.write_json(path, {"model": model, "spec": list(spec), "model_fingerprint": fingerprint})
+    import json
+
+    io.write_json(path, {"model": model, "spec": json.loads(spec), "model_fingerprint": fingerprint})
     if log:
-        io.write_text(log, f"{path}: {model} {list(spec)} fingerprint {fingerprint}\n")
+        io.write_text(log, f"{path}: {model} {spec} fingerprint {fingerprint}\n")
