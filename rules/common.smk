@@ -121,10 +121,10 @@ def model_specs_of(model):
                        (DETERMINISM_RUNS, DETERMINISM.get("batch_sizes", [])))
 
 
-if workflow.is_main_process and is_dry_run(sys.argv) and gpu_jobs(config["models"], RUNS):
+if workflow.is_main_process and is_dry_run(sys.argv):
     # read before submitting: what every GPU job will ask for, and where it will go
-    print(format_gpu_plan(gpu_jobs(config["models"], RUNS), partition_file(BASE / "profiles" / "slurm")),
-          file=sys.stderr)
+    if GPU_JOBS := gpu_jobs(config["models"], RUNS):
+        print(format_gpu_plan(GPU_JOBS, partition_file(BASE / "profiles" / "slurm")), file=sys.stderr)
 
 
 def model_fp(w):
