@@ -24,6 +24,12 @@ def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, so
     import jsonschema
     from snakemake.utils import validate
 
+    from lalmbench.models.secrets import config_secret_problems
+
+    # before the schema, whose messages may quote a whole model entry (and a key in it)
+    leaks = config_secret_problems(cfg.get("models") if isinstance(cfg, dict) else None)
+    if leaks:
+        raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(leaks))
     schema = yaml.safe_load(Path(schema_path).read_text())
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=lambda e: list(e.absolute_path))
     if errors:

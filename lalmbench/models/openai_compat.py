@@ -6,9 +6,11 @@ thread pool (``params.max_concurrency``); 429, 5xx, timeouts and dropped connect
 with exponential backoff (honouring ``Retry-After``), other 4xx fail that item at once.
 
 The API key comes only from the environment variable named by ``params.api_key_env`` (default
-``OPENAI_API_KEY``; ``null`` for a server without auth). It is never logged or written: every
-error message is passed through :func:`redact` before it leaves this module, because servers
-do echo keys back ("Incorrect API key provided: sk-...").
+``OPENAI_API_KEY``; ``null`` for a server without auth), stripped of surrounding whitespace and
+checked (see :mod:`lalmbench.models.secrets`). It is never logged or written: every error message
+and every response field is passed through a :class:`~lalmbench.models.secrets.Redactor` before
+it leaves this module (before any cut), because servers do echo keys back ("Incorrect API key
+provided: sk-...") and HTTP libraries quote the header in their exceptions.
 
 Model entry::
 
@@ -33,19 +35,12 @@ from typing import Any
 import numpy as np
 
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
+from lalmbench.models.secrets import Redactor, read_key
 
 log = logging.getLogger("lalmbench.models.openai")
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _ERR_BODY_CHARS = 300
-
-
-def redact(text: str, secrets: list[str]) -> str:
-    """``text`` with every secret (and its Bearer form) replaced by ``***``."""
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    return text
 
 
 def wav_base64(audio: np.ndarray, sample_rate: int) -> str:
@@ -110,12 +105,14 @@ class OpenAICompatible(Model):
             raise ValueError(f"model {name!r}: params.max_concurrency must be >= 1 and max_retries >= 0")
         key_env = p.get("api_key_env", "OPENAI_API_KEY")
         self._key_env = key_env
-        self._key = os.environ.get(key_env) if key_env else None
-        if key_env and not self._key:
+        key = read_key(key_env, f"models.{name}.params.api_key_env") if key_env else None
+        if key_env and not key:
             log.info("%s: environment variable %s is not set; sending requests without an API key", name, key_env)
+        # what the environment held, verbatim too: an exception quoting it must not slip past
+        self._redact = Redactor([key, os.environ.get(key_env) if key_env else None])
         headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(headers=headers, timeout=float(p.get("timeout_s", 120.0)),
                                     limits=httpx.Limits(max_connections=self.max_concurrency))
         self._httpx = httpx
@@ -134,6 +131,11 @@ class OpenAICompatible(Model):
         body.update(gen)  # anything else (top_p, stop, ...) passes through as the API names it
         return body
 
+    def _body(self, r: Any) -> str:
+        """The response body for an error message: redacted first, then cut (a key straddling the
+        cut would otherwise leave its first part behind)."""
+        return self._redact.excerpt(r.text, _ERR_BODY_CHARS)
+
     def _post(self, body: dict) -> dict:
         httpx = self._httpx
         try:
@@ -146,32 +148,34 @@ class OpenAICompatible(Model):
                 retry_after = float(ra) if ra is not None else None
             except ValueError:
                 retry_after = None
-            raise _Retryable(f"HTTP {r.status_code}: {r.text[:_ERR_BODY_CHARS]}", retry_after)
+            raise _Retryable(f"HTTP {r.status_code}: {self._body(r)}", retry_after)
         if r.status_code >= 400:
             hint = f" (is ${self._key_env} set to a valid key?)" if r.status_code in (401, 403) else ""
-            raise RuntimeError(f"HTTP {r.status_code}{hint}: {r.text[:_ERR_BODY_CHARS]}")
+            raise RuntimeError(f"HTTP {r.status_code}{hint}: {self._body(r)}")
         try:
             return r.json()
         except ValueError:
-            raise RuntimeError(f"HTTP {r.status_code}: response is not JSON: {r.text[:_ERR_BODY_CHARS]}") from None
+            raise RuntimeError(f"HTTP {r.status_code}: response is not JSON: {self._body(r)}") from None
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.backoff_max_s)
         return min(self.backoff_s * (2 ** attempt), self.backoff_max_s) * (0.5 + 0.5 * self._rng.random())
 
+    def _failed(self, exc: BaseException) -> ModelOutput:
+        return ModelOutput(raw_output=None, error=self._redact(f"{type(exc).__name__}: {exc}"))
+
     def _one(self, x: ModelInput) -> ModelOutput:
-        secrets = [self._key] if self._key else []
         try:
             body = self.payload(x)
         except Exception as exc:
-            return ModelOutput(raw_output=None, error=redact(f"{type(exc).__name__}: {exc}", secrets))
+            return self._failed(exc)
         last = ""
         for attempt in range(self.max_retries + 1):
             try:
                 resp = self._post(body)
             except _Retryable as exc:
-                last = redact(str(exc), secrets)
+                last = self._redact(str(exc))
                 if attempt < self.max_retries:
                     wait = self._wait(attempt, exc.retry_after)
                     log.warning("%s item %s: %s; retry %d/%d in %.2f s", self.name, x.id, last, attempt + 1,
@@ -179,23 +183,35 @@ class OpenAICompatible(Model):
                     time.sleep(wait)
                 continue
             except Exception as exc:
-                return ModelOutput(raw_output=None, error=redact(f"{type(exc).__name__}: {exc}", secrets))
+                return self._failed(exc)
             choices = resp.get("choices") or []
             if not choices:
-                return ModelOutput(raw_output=None, error=redact(f"response has no choices: {str(resp)[:200]}",
-                                                                 secrets))
+                return ModelOutput(raw_output=None,
+                                   error=f"response has no choices: {self._redact.excerpt(str(resp), 200)}")
             usage = resp.get("usage") or {}
-            return ModelOutput(raw_output=_message_text(choices[0]), input_tokens=usage.get("prompt_tokens"),
-                               output_tokens=usage.get("completion_tokens"),
-                               extra={"attempts": attempt + 1, "finish_reason": choices[0].get("finish_reason"),
-                                      "served_model": resp.get("model")})
+            return self._scrubbed(x, ModelOutput(
+                raw_output=_message_text(choices[0]), input_tokens=usage.get("prompt_tokens"),
+                output_tokens=usage.get("completion_tokens"),
+                extra={"attempts": attempt + 1, "finish_reason": choices[0].get("finish_reason"),
+                       "served_model": resp.get("model")}))
         return ModelOutput(raw_output=None, error=f"gave up after {self.max_retries + 1} attempts: {last}")
 
+    def _scrubbed(self, x: ModelInput, out: ModelOutput) -> ModelOutput:
+        """A successful answer with the key removed: a server (or a model told to) can echo it."""
+        raw, extra = self._redact(out.raw_output), self._redact.scrub(out.extra)
+        if raw != out.raw_output or extra != out.extra:
+            log.warning("%s item %s: the response contained the API key; it was replaced by ***", self.name, x.id)
+            out.raw_output, out.extra = raw, {**extra, "key_redacted": True}
+        return out
+
     def generate(self, batch: list[ModelInput]) -> list[ModelOutput]:
-        if len(batch) <= 1 or self.max_concurrency == 1:
-            return [self._one(x) for x in batch]
-        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batch))) as pool:
-            return list(pool.map(self._one, batch))
+        try:
+            if len(batch) <= 1 or self.max_concurrency == 1:
+                return [self._one(x) for x in batch]
+            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batch))) as pool:
+                return list(pool.map(self._one, batch))
+        except Exception as exc:  # noqa: BLE001 - the caller would print this message unredacted
+            return [self._failed(exc) for _ in batch]
 
     def close(self) -> None:
         self._client.close()
