@@ -18,6 +18,7 @@ import soundfile as sf
 pytest.importorskip("httpx", reason="the openai backend needs httpx (core env)")
 
 from lalmbench.models.base import ModelInput, load_model  # noqa: E402
+from tests.leaks import leaks, scan_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-test-PLANTED-7f3a9c1e5b2d4a6f8e0c"
@@ -30,7 +31,9 @@ class FakeServer:
     def __init__(self):
         self.requests: list[dict] = []
         self.headers: list[dict] = []
-        self.fail_first: list[tuple[int, dict]] = []  # (status, extra headers) served before any success
+        self.fail_first: list[tuple[int, dict] | None] = []  # (status, extra headers) served first; None: a success
+        self.fail_body = None  # optional: Authorization header -> raw error body text
+        self.answer = None  # optional: Authorization header -> the answer text of a success
         self.delay_s = 0.0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -57,19 +60,23 @@ class FakeServer:
                         status, hdrs = failure
                         # real servers echo the presented key in auth errors: the backend must redact it
                         auth = self.headers.get("Authorization", "")
+                        if server.fail_body:
+                            return self._send(status, server.fail_body(auth), hdrs)
                         return self._send(status, {"error": {"message": f"failure for key {auth[7:]}"}}, hdrs)
                     user = body["messages"][-1]["content"]
                     n_audio = sum(p["type"] == "input_audio" for p in user)
                     text = next(p["text"] for p in user if p["type"] == "text")
+                    answer = (server.answer(self.headers.get("Authorization", "")) if server.answer
+                              else f"B audio={n_audio} q={text[:20]}")
                     self._send(200, {"model": body["model"], "usage": {"prompt_tokens": 11, "completion_tokens": 1},
                                      "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                         "role": "assistant", "content": f"B audio={n_audio} q={text[:20]}"}}]})
+                                         "role": "assistant", "content": answer}}]})
                 finally:
                     with server.lock:
                         server.in_flight -= 1
 
             def _send(self, status, obj, hdrs=None):
-                data = json.dumps(obj).encode()
+                data = obj.encode() if isinstance(obj, str) else json.dumps(obj).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -201,10 +208,61 @@ def test_missing_base_url_and_missing_key(monkeypatch, server, caplog):
     assert out.error is None and "Authorization" not in server.headers[0]
 
 
-def test_secret_never_reaches_predictions_or_logs(server, key, tmp_path, caplog):
-    """Plant a key, make the server echo it in errors, run the real inference path, grep everything written."""
+def test_a_key_ending_in_crlf_is_stripped_and_used(server, monkeypatch):
+    """A key saved with a Windows line ending used to leak via ``Illegal header value b'Bearer ...\\r'``."""
+    monkeypatch.setenv("LALM_TEST_KEY", FAKE_KEY + "\r\n")
+    model = load_model("m", _cfg(server))
+    (out,) = model.generate([_inp("a")])
+    assert out.error is None and out.raw_output.startswith("B")
+    assert server.headers[0]["Authorization"] == f"Bearer {FAKE_KEY}"
+
+
+def test_a_key_with_a_control_character_inside_fails_naming_the_variable(server, monkeypatch):
+    monkeypatch.setenv("LALM_TEST_KEY", FAKE_KEY[:12] + "\r" + FAKE_KEY[12:])
+    with pytest.raises(ValueError) as exc:
+        load_model("m", _cfg(server))
+    assert str(exc.value).startswith("models.m.params.api_key_env: environment variable LALM_TEST_KEY holds "
+                                     "whitespace inside the key (U+000D control character;")
+    assert leaks(str(exc.value), FAKE_KEY) == [] and server.requests == []
+
+
+def test_an_exception_quoting_the_header_is_redacted(server, key):
+    model = load_model("m", _cfg(server, max_retries=0))
+    model._client.headers["Authorization"] = f"Bearer {key}\r"  # what h11 refuses, quoting it
+    (out,) = model.generate([_inp("a")])
+    assert out.error == "gave up after 1 attempts: LocalProtocolError: Illegal header value b'Bearer ***\\r'"
+
+
+def test_an_echoed_key_is_redacted_before_the_body_is_cut_at_every_offset(server, key):
+    """The body is cut to 300 characters: with the key at any offset (before, across, after the
+    cut) the error holds no fragment of it, and exactly the redacted body's first 300 characters."""
+    model = load_model("m", _cfg(server, max_retries=0, max_concurrency=1))
+    for offset in range(0, 300 + 2):
+        body = "e" * offset + key + "f" * 40
+        server.fail_body, server.fail_first = (lambda auth, body=body: body), [(400, {})]
+        (out,) = model.generate([_inp("a")])
+        assert out.error == "RuntimeError: HTTP 400: " + ("e" * offset + "***" + "f" * 40)[:300], offset
+    # the server's own cut left part of the key: a fragment of 8+ characters is redacted too
+    server.fail_body, server.fail_first = (lambda auth: "bad key " + auth[7:7 + 20]), [(401, {})]
+    (out,) = model.generate([_inp("a")])
+    assert out.error == "RuntimeError: HTTP 401 (is $LALM_TEST_KEY set to a valid key?): bad key ***"
+
+
+def test_a_success_that_echoes_the_key_is_redacted_and_flagged(server, key, caplog):
+    server.answer = lambda auth: f"B, and your header was {auth}"
+    model = load_model("m", _cfg(server))
+    with caplog.at_level(logging.WARNING, logger="lalmbench.models.openai"):
+        (out,) = model.generate([_inp("a")])
+    assert out.raw_output == "B, and your header was Bearer ***"
+    assert out.extra["key_redacted"] is True
+    assert "item a: the response contained the API key; it was replaced by ***" in caplog.text
+
+
+def test_secret_never_reaches_predictions_or_logs(server, monkeypatch, tmp_path, caplog):
+    """Plant a key (with a CRLF), make the server echo it, run the real inference path, grep everything written."""
     from lalmbench.inference import run_inference
 
+    monkeypatch.setenv("LALM_TEST_KEY", FAKE_KEY + "\r\n")
     clip = tmp_path / "clip.wav"
     sf.write(clip, np.zeros(SR, np.float32), SR)
     items = [{"id": f"it{i}", "task": "t", "dataset": "d", "clip_id": "c", "audio_path": str(clip),
@@ -212,22 +270,22 @@ def test_secret_never_reaches_predictions_or_logs(server, key, tmp_path, caplog)
               "meta": {}} for i in range(4)]
     items_path = tmp_path / "items.jsonl"
     items_path.write_text("".join(json.dumps(it) + "\n" for it in items))
-    server.fail_first = [(401, {})] + [(500, {})] * 12  # one item fails for good, others retry then succeed
+    # in order: it0 fails (401, not retried), it1 fails once (500) then succeeds, it2 and it3 succeed,
+    # it0 retried alone by the runner fails again; every error body echoes the key across the cut
+    server.fail_first = [(401, {}), (500, {}), None, None, None, (401, {})]
+    server.fail_body = lambda auth: "x" * 280 + json.dumps({"key": auth})
+    server.answer = lambda auth: f"A (you sent {auth})"
     out = tmp_path / "pred.parquet"
-    cfg = _cfg(server, max_retries=1)
+    cfg = _cfg(server, max_retries=1, max_concurrency=1)
     cfg["batch_size"] = 4
     with caplog.at_level(logging.DEBUG):
-        try:
-            run_inference(items_path=str(items_path), out_path=str(out), model_name="m", model_cfg=cfg,
-                          condition="audio", prompt_name="mcq-default",
-                          template_path=str(ROOT / "resources/prompts/mcq-default.txt"), max_error_rate=1.0)
-        except RuntimeError:
-            pass
-    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
-    assert out.exists()
-    df = pd.read_parquet(out)
-    assert df["error"].notna().any()  # the planted-key echo really reached an error message
-    assert "***" in " ".join(df["error"].dropna())
-    assert key.encode() not in written
-    assert key not in caplog.text and "HTTP 500" in caplog.text
-    assert key not in repr(load_model("m", cfg))
+        df = run_inference(items_path=str(items_path), out_path=str(out), model_name="m", model_cfg=cfg,
+                           condition="audio", prompt_name="mcq-default",
+                           template_path=str(ROOT / "resources/prompts/mcq-default.txt"), max_error_rate=1.0)
+    df = df.astype(object).where(df.notna(), None)
+    assert df["error"].tolist() == ["RuntimeError: HTTP 401 (is $LALM_TEST_KEY set to a valid key?): "
+                                    + "x" * 280 + '{"key": "Bearer ***"', None, None, None]
+    assert df["raw_output"].tolist() == [None] + ["A (you sent Bearer ***)"] * 3
+    assert scan_tree(tmp_path, FAKE_KEY) == {}
+    assert leaks(caplog.text, FAKE_KEY) == [] and "HTTP 500" in caplog.text
+    assert leaks(repr(load_model("m", cfg)), FAKE_KEY) == []
