@@ -5,95 +5,22 @@ import base64
 import io
 import json
 import logging
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import soundfile as sf
 
 pytest.importorskip("httpx", reason="the openai backend needs httpx (core env)")
 
 from lalmbench.models.base import ModelInput, load_model  # noqa: E402
+from tests.fake_openai import FakeServer  # noqa: E402
 from tests.leaks import leaks, scan_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-test-PLANTED-7f3a9c1e5b2d4a6f8e0c"
 SR = 16000
-
-
-class FakeServer:
-    """Chat-completions server whose behaviour each test scripts: failures first, delay, key echo."""
-
-    def __init__(self):
-        self.requests: list[dict] = []
-        self.headers: list[dict] = []
-        self.fail_first: list[tuple[int, dict] | None] = []  # (status, extra headers) served first; None: a success
-        self.fail_body = None  # optional: Authorization header -> raw error body text
-        self.answer = None  # optional: Authorization header -> the answer text of a success
-        self.delay_s = 0.0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):  # keep pytest output clean
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.requests.append(body)
-                    server.headers.append(dict(self.headers))
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                    failure = server.fail_first.pop(0) if server.fail_first else None
-                try:
-                    time.sleep(server.delay_s)
-                    if self.path != "/v1/chat/completions":
-                        return self._send(404, {"error": f"no route {self.path}"})
-                    if failure:
-                        status, hdrs = failure
-                        # real servers echo the presented key in auth errors: the backend must redact it
-                        auth = self.headers.get("Authorization", "")
-                        if server.fail_body:
-                            return self._send(status, server.fail_body(auth), hdrs)
-                        return self._send(status, {"error": {"message": f"failure for key {auth[7:]}"}}, hdrs)
-                    user = body["messages"][-1]["content"]
-                    n_audio = sum(p["type"] == "input_audio" for p in user)
-                    text = next(p["text"] for p in user if p["type"] == "text")
-                    answer = (server.answer(self.headers.get("Authorization", "")) if server.answer
-                              else f"B audio={n_audio} q={text[:20]}")
-                    self._send(200, {"model": body["model"], "usage": {"prompt_tokens": 11, "completion_tokens": 1},
-                                     "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                         "role": "assistant", "content": answer}}]})
-                finally:
-                    with server.lock:
-                        server.in_flight -= 1
-
-            def _send(self, status, obj, hdrs=None):
-                data = obj.encode() if isinstance(obj, str) else json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (hdrs or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
