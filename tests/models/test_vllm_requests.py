@@ -89,19 +89,53 @@ def processor(qwen2_audio_dir):
     return AutoProcessor.from_pretrained(qwen2_audio_dir)
 
 
-def test_prompt_request_uses_the_checkpoint_chat_template(processor):
-    from lalmbench.models.hf.families import get_family
+# Qwen2-Audio-7B-Instruct's prompt as its model card and vLLM's audio example
+# (examples/offline_inference/audio_language.py, run_qwen2_audio) write it out, by hand
+QWEN2_AUDIO_HEAD = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+QWEN2_AUDIO_TAIL = "<|im_end|>\n<|im_start|>assistant\n"
+QWEN2_AUDIO_SLOT = "Audio 1: <|audio_bos|><|AUDIO|><|audio_eos|>\n"
 
+
+def test_prompt_request_is_the_documented_qwen2_audio_format(processor):
     audio = tone(1.0, 22050)
     req = vb.build_prompt_request(item(audio, sr=22050), "qwen2_audio", processor)
-    # same text the hf backend renders: parity between backends compares models, not prompts
-    assert req["prompt"] == get_family("qwen2_audio").render(processor, item(audio), None, None)
-    assert req["prompt"].count("<|audio_bos|><|AUDIO|><|audio_eos|>") == 1  # vLLM expands the placeholder
-    assert req["prompt"].endswith("<|im_start|>assistant\n") and PROMPT in req["prompt"]
+    assert req["prompt"] == QWEN2_AUDIO_HEAD + QWEN2_AUDIO_SLOT + PROMPT + QWEN2_AUDIO_TAIL
+    # vLLM's documented multi_modal_data: one (array, sample rate) pair per placeholder, resampled by vLLM
+    assert list(req) == ["prompt", "multi_modal_data"] and list(req["multi_modal_data"]) == ["audio"]
     (arr, sr), = req["multi_modal_data"]["audio"]
-    assert sr == 22050 and np.array_equal(arr, audio)
-    bare = vb.build_prompt_request(item(None), "qwen2_audio", processor)
-    assert "multi_modal_data" not in bare and "<|AUDIO|>" not in bare["prompt"]
+    assert sr == 22050 and arr.dtype == np.float32 and np.array_equal(arr, audio)
+    assert vb.build_prompt_request(item(None), "qwen2_audio", processor) == {
+        "prompt": QWEN2_AUDIO_HEAD + PROMPT + QWEN2_AUDIO_TAIL}  # vLLM's audio_count=0 prompt, no audio data
+    own_system = vb.build_prompt_request(item(audio), "qwen2_audio", processor, system_prompt="Be brief.")
+    assert own_system["prompt"] == ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n" + QWEN2_AUDIO_SLOT
+                                    + PROMPT + QWEN2_AUDIO_TAIL)
+
+
+def test_prompt_request_is_what_the_model_card_conversation_renders(processor):
+    """The model card's conversation (audio part, then text), through the checkpoint's processor."""
+    conversation = [{"role": "user", "content": [{"type": "audio", "audio_url": "clip.wav"},
+                                                 {"type": "text", "text": PROMPT}]}]
+    expected = processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
+    assert vb.build_prompt_request(item(tone()), "qwen2_audio", processor)["prompt"] == expected
+
+
+def test_vllm_request_feeds_the_model_the_same_tokens_and_features_as_the_hf_backend(processor):
+    """vLLM expands the placeholder by calling the checkpoint's HF processor on the request's
+    prompt and audio; that must give the ids and features the hf backend feeds its model."""
+    import torch
+
+    from lalmbench.models.hf.families import get_family
+
+    audio = tone(1.0, 16000)
+    req = vb.build_prompt_request(item(audio), "qwen2_audio", processor)
+    (arr, sr), = req["multi_modal_data"]["audio"]
+    via_vllm = processor(text=[req["prompt"]], audio=[arr], sampling_rate=sr, return_tensors="pt")
+    via_hf = get_family("qwen2_audio").encode(processor, [item(audio)])
+    assert via_vllm["input_ids"].tolist() == via_hf["input_ids"].tolist()
+    assert torch.equal(via_vllm["input_features"], via_hf["input_features"])
+    audio_id = processor.tokenizer.convert_tokens_to_ids("<|AUDIO|>")
+    # 1 s at 16 kHz: 100 mel frames, halved by the conv stride and again by the pooling -> 25 tokens
+    assert via_hf["input_ids"][0].tolist().count(audio_id) == 25
 
 
 def test_generate_maps_outputs_and_fails_a_batch_as_a_whole(processor):
