@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
-from lalmbench.models.secrets import Redactor, read_key
+from lalmbench.models.secrets import Redactor, config_secret_problems, read_key
 
 log = logging.getLogger("lalmbench.models.openai")
 
@@ -103,6 +103,9 @@ class OpenAICompatible(Model):
         self.system_prompt = p.get("system_prompt")
         if self.max_concurrency < 1 or self.max_retries < 0:
             raise ValueError(f"model {name!r}: params.max_concurrency must be >= 1 and max_retries >= 0")
+        leaks = config_secret_problems({name: cfg})  # also when an entry did not come through the config check
+        if leaks:
+            raise ValueError("; ".join(leaks))
         key_env = p.get("api_key_env", "OPENAI_API_KEY")
         self._key_env = key_env
         key = read_key(key_env, f"models.{name}.params.api_key_env") if key_env else None

@@ -153,6 +153,15 @@ def test_a_key_with_a_control_character_inside_fails_naming_the_variable(server,
     assert leaks(str(exc.value), FAKE_KEY) == [] and server.requests == []
 
 
+def test_a_key_in_the_model_entry_is_refused_without_printing_it(server, key):
+    with pytest.raises(ValueError) as exc:
+        load_model("m", _cfg(server, api_key=key))
+    assert str(exc.value).startswith("models.m.params.api_key: secrets are read only from the environment")
+    with pytest.raises(ValueError, match="models.m.params.api_key_env: must be the name of an environment variable"):
+        load_model("m", _cfg(server, api_key_env=key))
+    assert leaks(str(exc.value), key) == [] and server.requests == []
+
+
 def test_an_exception_quoting_the_header_is_redacted(server, key):
     model = load_model("m", _cfg(server, max_retries=0))
     model._client.headers["Authorization"] = f"Bearer {key}\r"  # what h11 refuses, quoting it
