@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted
-from lalmbench.datasets.common import (clips_frame, read_csv_strict, require_dir, require_file, resolve_audio,
+from lalmbench.datasets.common import (audio_checks, clips_frame, read_csv_strict, require_dir, require_file,
+                                       resolve_audio,
                                        to_seconds)
 from lalmbench.io import InputError
 
@@ -88,8 +89,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
                   "end_s": start_s + clip_s}
         files.append(pattern.format(**fields))
     paths, exists = resolve_audio(root, files, source=str(ann), rows=(first_row + 1).tolist(),
-                                  check_exists=bool(params.get("check_audio", True)),
-                                  missing=str(params.get("missing_audio", "error")))
+                                  **audio_checks(params))
     clips = clips_frame(seg_uniq, paths, duration_s=float(params.get("clip_duration_s", 10.0)),
                         sample_rate=params.get("sample_rate"), split=str(params.get("split", "eval")),
                         source="audioset_strong")

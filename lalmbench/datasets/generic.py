@@ -11,7 +11,7 @@ Inputs (params):
   audio_pattern: file name when there is no audio_path column, default "{clip_id}"
   clip_duration_s: a fixed clip duration when there is no duration column (default: unknown)
   source:     name recorded in the tables (default: the dataset name)
-  missing_audio: error | skip; check_audio: true
+  missing_audio: error | skip; check_audio: true; symlinks_outside_root: error | allow (every adapter)
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted
-from lalmbench.datasets.common import clips_frame, read_csv_strict, require_dir, require_file, resolve_audio
+from lalmbench.datasets.common import (audio_checks, clips_frame, read_csv_strict, require_dir, require_file,
+                                       resolve_audio)
 from lalmbench.io import InputError
 
 HOW = "Point datasets.<name>.params.events at your annotation file and audio_root at its audio folder."
@@ -75,8 +76,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         pattern = str(params.get("audio_pattern") or "{clip_id}")
         rel = [pattern.format(clip_id=c) for c in uniq]
     paths, exists = resolve_audio(root, rel, source=str(path), rows=(first + 1).tolist(),
-                                  check_exists=bool(params.get("check_audio", True)),
-                                  missing=str(params.get("missing_audio", "error")))
+                                  **audio_checks(params))
     if cols.get("duration_s"):
         dur = pd.to_numeric(df[cols["duration_s"]], errors="coerce").to_numpy(float)[first]
     else:

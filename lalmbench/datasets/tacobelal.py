@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted, empty_events
-from lalmbench.datasets.common import (DatasetMissing, clips_frame, read_csv_strict, require_dir, require_file,
-                                       resolve_audio)
+from lalmbench.datasets.common import (DatasetMissing, audio_checks, clips_frame, read_csv_strict, require_dir,
+                                       require_file, resolve_audio)
 from lalmbench.io import InputError, read_jsonl
 
 HOW = ("Download annotations_strong.csv and audio.zip from https://zenodo.org/records/15379789 (TACOS, used by "
@@ -102,8 +102,6 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
                              f"(python -m zipfile -e {Path(ar).parent / 'audio.zip'} {Path(ar).parent})")
     root = require_dir(ar, dataset=dataset, key="audio_root",
                        what="the folder where TACOS audio.zip was extracted", how=HOW)
-    check = bool(params.get("check_audio", True))
-    missing = str(params.get("missing_audio", "error"))
     stats: dict = {"dropped": {}}
     events = empty_events()
     filenames: list[str] = []
@@ -127,7 +125,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
                 seen.add(f)
                 filenames.append(f)
     paths, exists = resolve_audio(root, filenames, source=str(params.get("annotations") or params.get("mcq_jsonl")),
-                                  check_exists=check, missing=missing)
+                                  **audio_checks(params))
     path_of = dict(zip(filenames, paths))
     split_of: dict[str, str] = {}
     for split, sp in (params.get("split_files") or {}).items():
