@@ -74,7 +74,8 @@ def check_samples(x: np.ndarray, path: Path, declared: int) -> None:
         raise InputError(f"{path}: no audio samples (empty or header-only file)")
     if declared > len(x):
         raise InputError(f"{path}: truncated audio: the header declares {declared} frames but the file holds "
-                         f"only {len(x)} ({len(x) / declared:.0%}); the file was cut short (re-download or re-export it)")
+                         f"only {len(x)} ({len(x) / declared:.0%}); the file was cut short "
+                         "(re-download or re-export it)")
     bad = ~np.isfinite(x)
     if bad.any():
         frame, ch = (int(v[0]) for v in np.nonzero(bad))
