@@ -95,7 +95,9 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
                         source="audioset_strong")
     events = pd.DataFrame({"clip_id": pd.array(seg.to_numpy(), dtype="string"), "onset_s": on, "offset_s": off,
                            "label": pd.array(disp, dtype="string"), "caption": pd.array([None] * len(df), dtype="string"),
-                           "source": pd.array(["audioset_strong"] * len(df), dtype="string")})
+                           "source": pd.array(["audioset_strong"] * len(df), dtype="string"),
+                           "source_row": np.arange(len(df)) + 1})
+    clips["source_row"] = first_row + 1
     stats = {"rows_read": int(len(df)), "clips": int(len(seg_uniq)), "labels": int(len(uniq)), "dropped": {}}
     if not exists.all():
         gone = set(np.asarray(seg_uniq)[~exists])
@@ -103,4 +105,4 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         stats["dropped"] = {"clip:missing_audio": int((~exists).sum()), "event:clip_missing_audio": int((~ev_keep).sum())}
         clips = clips[exists].reset_index(drop=True)
         events = events[ev_keep].reset_index(drop=True)
-    return Adapted(clips=clips, events=events, stats=stats)
+    return Adapted(clips=clips, events=events, stats=stats, events_file=str(ann), clips_file=str(ann))

@@ -141,6 +141,8 @@ def read_csv_strict(path: Path, *, required: Sequence[str], sep: str | None = No
     try:
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, header=0 if header else None,
                          names=list(names) if names else None, quotechar='"')
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: empty file, expected a header with columns {list(names or required)}") from None
     except pd.errors.ParserError as exc:
         raise InputError(f"{path}: cannot parse as {'TSV' if sep == chr(9) else 'CSV'}: {exc}") from None
     missing = [c for c in required if c not in df.columns]

@@ -66,6 +66,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
     events = pd.DataFrame({"clip_id": clip.to_numpy(), "onset_s": on, "offset_s": off,
                            "label": label.to_numpy(), "caption": caption, "source": source})
     events = events.astype({"clip_id": "string", "label": "string", "caption": "string", "source": "string"})
+    events["source_row"] = np.arange(len(df)) + 1
 
     codes, uniq = pd.factorize(clip)
     first = np.full(len(uniq), -1)
@@ -83,10 +84,11 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         dur = float(params.get("clip_duration_s")) if params.get("clip_duration_s") else np.nan
     clips = clips_frame(list(uniq), paths, duration_s=dur, sample_rate=params.get("sample_rate"),
                         split=str(params.get("split", "")), source=source)
+    clips["source_row"] = first + 1
     stats = {"rows_read": int(len(df)), "clips": int(len(uniq)), "dropped": {}}
     if not exists.all():
         gone = set(np.asarray(uniq, dtype=object)[~exists])
         keep = ~events["clip_id"].isin(gone).to_numpy()
         stats["dropped"] = {"clip:missing_audio": int((~exists).sum()), "event:clip_missing_audio": int((~keep).sum())}
         clips, events = clips[exists].reset_index(drop=True), events[keep].reset_index(drop=True)
-    return Adapted(clips=clips, events=events, stats=stats)
+    return Adapted(clips=clips, events=events, stats=stats, events_file=str(path), clips_file=str(path))

@@ -55,7 +55,8 @@ def read_strong(path: Path, *, invalid: str = "error") -> tuple[pd.DataFrame, di
     ev = pd.DataFrame({"clip_id": pd.array(fn[keep].to_numpy(), dtype="string"), "onset_s": on[keep],
                        "offset_s": off[keep], "label": pd.array(text[keep].to_numpy(), dtype="string"),
                        "caption": pd.array(text[keep].to_numpy(), dtype="string"),
-                       "source": pd.array([SOURCE] * int(keep.sum()), dtype="string")})
+                       "source": pd.array([SOURCE] * int(keep.sum()), dtype="string"),
+                       "source_row": np.flatnonzero(keep) + 1})
     return ev, {k: v for k, v in dropped.items() if v}
 
 
@@ -155,4 +156,5 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         stats["items_read"] = len(items)
     stats["clips"] = int(len(clips))
     stats["dropped"] = {k: v for k, v in stats["dropped"].items() if v}
-    return Adapted(clips=clips, events=events, items=items, stats=stats)
+    return Adapted(clips=clips, events=events, items=items, stats=stats,
+                   events_file=str(params["annotations"]) if params.get("annotations") else None)
