@@ -53,7 +53,7 @@ def test_complete_wav_with_extra_chunks_loads(tmp_path):
      "1 non-finite samples (NaN/inf), first at frame 100 (channel 1)"),
     (lambda p: sf.write(p, np.stack([_tone(50), np.r_[_tone(20), np.inf, -np.inf, _tone(28)]], 1), SR,
                         subtype="FLOAT"), "2 non-finite samples (NaN/inf), first at frame 20 (channel 2)"),
-])
+], ids=["zero-bytes", "no-frames", "header-only", "nan", "inf"])
 def test_empty_or_non_finite_audio_is_an_error_naming_the_file(tmp_path, make, message):
     p = tmp_path / "bad.wav"
     make(p)
