@@ -3,7 +3,13 @@
 Called on every dataset before any builder runs, so they are vectorised (a 1M-row events table
 takes well under a second) and import only numpy/pandas. Each problem raises
 :class:`lalmbench.io.InputError` naming the file, the 1-based data row as a user sees it (row 1 =
-first row under the header) and what was expected, plus how many rows share the problem.
+first row under the header; blank lines are not counted) and what was expected, plus how many rows
+share the problem. Tables an adapter derived from a user's file pass ``rows`` (each table row's
+data row in that file), so the row named is the file's, not the derived table's.
+
+Free text (label, caption): runs of whitespace, newlines and tabs included, are collapsed to one
+space by :func:`collapse_whitespace` before validation (a label copied from a spreadsheet cell
+must not put a line break into an option); any other control character is an error.
 
 Contract (DESIGN.md):
   clips:  clip_id, audio_path, duration_s, sample_rate, split, source
@@ -12,6 +18,7 @@ Contract (DESIGN.md):
 from __future__ import annotations
 
 import os
+import re
 from typing import Iterable
 
 import numpy as np
@@ -23,15 +30,47 @@ CLIP_COLUMNS = ("clip_id", "audio_path", "duration_s", "sample_rate", "split", "
 EVENT_COLUMNS = ("clip_id", "onset_s", "offset_s", "label", "caption", "source")
 
 
-def _fail(path: str | os.PathLike, mask: np.ndarray, what: str, df: pd.DataFrame, col: str | None = None) -> None:
+CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+
+
+def _row(rows: np.ndarray | None, i: int) -> int:
+    """The 1-based data row a user sees for table position ``i``."""
+    return int(rows[i]) if rows is not None else i + 1
+
+
+def _fail(path: str | os.PathLike, mask: np.ndarray, what: str, df: pd.DataFrame, col: str | None = None,
+          rows: np.ndarray | None = None) -> None:
     if not np.any(mask):
         return
-    rows = np.flatnonzero(mask)
-    i = int(rows[0])
-    shown = f" ({col}={df[col].iloc[i]!r})" if col is not None else ""
-    more = f"; {len(rows)} rows have this problem (first rows: {', '.join(str(r + 1) for r in rows[:5])})" \
-        if len(rows) > 1 else ""
-    raise InputError(f"{path}: row {i + 1}: {what}{shown}{more}")
+    bad = np.flatnonzero(mask)
+    i = int(bad[0])
+    value = df[col].iloc[i] if col is not None else None
+    value = value.item() if isinstance(value, np.generic) else value  # -2.0, not np.float64(-2.0)
+    shown = f" ({col}={value!r})" if col is not None else ""
+    more = f"; {len(bad)} rows have this problem (first rows: {', '.join(str(_row(rows, r)) for r in bad[:5])})" \
+        if len(bad) > 1 else ""
+    raise InputError(f"{path}: row {_row(rows, i)}: {what}{shown}{more}")
+
+
+def collapse_whitespace(s: pd.Series) -> pd.Series:
+    """Runs of whitespace (newlines, tabs, ...) -> one space, stripped; nulls stay null. Works on the
+    distinct values (a few hundred labels in a 1M-row table)."""
+    codes, uniq = pd.factorize(s.astype("string"), use_na_sentinel=True)
+    clean = pd.Series(uniq, dtype="string").str.replace(r"\s+", " ", regex=True).str.strip().to_numpy(object)
+    return pd.Series(pd.array(np.where(codes >= 0, clean[np.maximum(codes, 0)] if len(clean) else None, None),
+                              dtype="string"), index=s.index)
+
+
+def _control(df: pd.DataFrame, col: str, path, rows: np.ndarray | None) -> None:
+    """A control character left in free text (after whitespace was collapsed) names row and code point."""
+    codes, uniq = pd.factorize(df[col].astype("string"), use_na_sentinel=True)
+    hit = pd.Series(uniq, dtype="string").str.contains(CONTROL, regex=True).fillna(False).to_numpy(bool)
+    if hit.any():
+        mask = (codes >= 0) & hit[np.maximum(codes, 0)]
+        i = int(np.flatnonzero(mask)[0])
+        ch = re.search(CONTROL, str(df[col].iloc[i])).group()
+        _fail(path, mask, f"{col} contains control character U+{ord(ch):04X}; labels and captions must be "
+              "printable text", df, col, rows)
 
 
 def _columns(df: pd.DataFrame, path, required: Iterable[str], what: str) -> None:
@@ -48,52 +87,56 @@ def _blank(s: pd.Series) -> np.ndarray:
     return na | (st.fillna("") == "").to_numpy()
 
 
-def _numeric(df: pd.DataFrame, col: str, path) -> np.ndarray:
+def _numeric(df: pd.DataFrame, col: str, path, rows: np.ndarray | None = None) -> np.ndarray:
     v = pd.to_numeric(df[col], errors="coerce")
     bad = v.isna().to_numpy() & df[col].notna().to_numpy()
-    _fail(path, bad, f"{col} is not a number", df, col)
+    _fail(path, bad, f"{col} is not a number", df, col, rows)
     return v.to_numpy(dtype=float, na_value=np.nan)
 
 
-def validate_clips(df: pd.DataFrame, path: str | os.PathLike) -> None:
+def validate_clips(df: pd.DataFrame, path: str | os.PathLike, *, rows: np.ndarray | None = None) -> None:
     """clip_id unique and non-empty; audio_path non-empty; duration_s > 0 (or null = unknown);
-    sample_rate a positive integer (or null)."""
+    sample_rate a positive integer (or null). ``rows``: each table row's data row in ``path``."""
     _columns(df, path, CLIP_COLUMNS, "clips")
-    _fail(path, _blank(df["clip_id"]), "clip_id is empty; every clip needs an id", df)
+    _fail(path, _blank(df["clip_id"]), "clip_id is empty; every clip needs an id", df, rows=rows)
     dup = df["clip_id"].astype("string").duplicated(keep="first").to_numpy()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
         cid = df["clip_id"].iloc[i]
         first = int(np.flatnonzero((df["clip_id"].astype("string") == str(cid)).to_numpy())[0])
-        raise InputError(f"{path}: row {i + 1}: duplicate clip_id {cid!r} (first at row {first + 1}); "
+        raise InputError(f"{path}: row {_row(rows, i)}: duplicate clip_id {cid!r} (first at row {_row(rows, first)}); "
                          f"clip ids must be unique ({int(dup.sum())} duplicate rows)")
-    _fail(path, _blank(df["audio_path"]), "audio_path is empty", df, "clip_id")
-    dur = _numeric(df, "duration_s", path)
+    _fail(path, _blank(df["audio_path"]), "audio_path is empty", df, "clip_id", rows)
+    dur = _numeric(df, "duration_s", path, rows)
     _fail(path, ~np.isnan(dur) & ~(np.isfinite(dur) & (dur > 0)),
-          "duration_s must be a positive finite number of seconds (or empty if unknown)", df, "duration_s")
-    sr = _numeric(df, "sample_rate", path)
+          "duration_s must be a positive finite number of seconds (or empty if unknown)", df, "duration_s", rows)
+    sr = _numeric(df, "sample_rate", path, rows)
     _fail(path, ~np.isnan(sr) & ~(np.isfinite(sr) & (sr > 0) & (np.floor(sr) == sr)),
-          "sample_rate must be a positive integer (or empty if unknown)", df, "sample_rate")
+          "sample_rate must be a positive integer (or empty if unknown)", df, "sample_rate", rows)
 
 
 def validate_events(df: pd.DataFrame, path: str | os.PathLike, clip_ids: Iterable[str] | pd.Series,
-                    *, duplicates: str = "error") -> None:
-    """clip_id known; onset_s/offset_s finite with 0 <= onset_s <= offset_s; label non-empty;
-    exact duplicate rows (same clip, onset, offset, label) an error unless ``duplicates='ignore'``."""
+                    *, duplicates: str = "error", rows: np.ndarray | None = None) -> None:
+    """clip_id known; onset_s/offset_s finite with 0 <= onset_s <= offset_s; label non-empty; label and
+    caption free of control characters; exact duplicate rows (same clip, onset, offset, label) an
+    error unless ``duplicates='ignore'``. ``rows``: each table row's data row in ``path``."""
     _columns(df, path, EVENT_COLUMNS, "events")
-    _fail(path, _blank(df["clip_id"]), "clip_id is empty", df)
-    on = _numeric(df, "onset_s", path)
-    off = _numeric(df, "offset_s", path)
-    _fail(path, np.isnan(on) | ~np.isfinite(on), "onset_s is missing or not finite (NaN/inf)", df, "onset_s")
-    _fail(path, np.isnan(off) | ~np.isfinite(off), "offset_s is missing or not finite (NaN/inf)", df, "offset_s")
-    _fail(path, on < 0, "onset_s is negative; expected seconds from the clip start", df, "onset_s")
+    _fail(path, _blank(df["clip_id"]), "clip_id is empty", df, rows=rows)
+    on = _numeric(df, "onset_s", path, rows)
+    off = _numeric(df, "offset_s", path, rows)
+    _fail(path, np.isnan(on) | ~np.isfinite(on), "onset_s is missing or not finite (NaN/inf)", df, "onset_s", rows)
+    _fail(path, np.isnan(off) | ~np.isfinite(off), "offset_s is missing or not finite (NaN/inf)", df, "offset_s",
+          rows)
+    _fail(path, on < 0, "onset_s is negative; expected seconds from the clip start", df, "onset_s", rows)
     bad = off < on
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         more = f"; {int(bad.sum())} rows have offset_s < onset_s" if bad.sum() > 1 else ""
-        raise InputError(f"{path}: row {i + 1}: offset_s ({off[i]:g}) is before onset_s ({on[i]:g}); "
+        raise InputError(f"{path}: row {_row(rows, i)}: offset_s ({off[i]:g}) is before onset_s ({on[i]:g}); "
                          f"expected onset_s <= offset_s{more}")
-    _fail(path, _blank(df["label"]), "label is empty; every event needs a label", df, "clip_id")
+    _fail(path, _blank(df["label"]), "label is empty; every event needs a label", df, "clip_id", rows)
+    for col in ("label", "caption"):
+        _control(df, col, path, rows)
     cids = df["clip_id"].astype("string")
     known = pd.Index(pd.Series(list(clip_ids) if not isinstance(clip_ids, pd.Series) else clip_ids)
                      .astype("string").unique())
@@ -102,13 +145,30 @@ def validate_events(df: pd.DataFrame, path: str | os.PathLike, clip_ids: Iterabl
     unknown_u = known.get_indexer(pd.Index(uniq)) < 0
     if unknown_u.any():
         mask = unknown_u[codes] & (codes >= 0)
-        _fail(path, mask, "clip_id is not in the clips table", df, "clip_id")
+        _fail(path, mask, "clip_id is not in the clips table", df, "clip_id", rows)
     if duplicates == "error":
         dup = df.duplicated(subset=["clip_id", "onset_s", "offset_s", "label"], keep="first").to_numpy()
         _fail(path, dup, "exact duplicate of an earlier event (same clip_id, onset_s, offset_s, label)", df,
-              "label")
+              "label", rows)
     elif duplicates != "ignore":
         raise ValueError(f"duplicates must be 'error' or 'ignore', got {duplicates!r}")
+
+
+def fit_events_to_clips(events: pd.DataFrame, clips: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
+    """Events confined to their clip's known duration: an event starting at or after the clip's end
+    cannot be heard and is dropped; one that ends after it is cut at the end (the part a listener
+    hears). Clips of unknown duration (NaN) are left alone. Returns (events, number dropped, number cut)."""
+    dur = pd.Series(pd.to_numeric(clips["duration_s"], errors="coerce").to_numpy(float),
+                    index=clips["clip_id"].astype(str).to_numpy())
+    d = dur.reindex(events["clip_id"].astype(str).to_numpy()).to_numpy(float)
+    on = pd.to_numeric(events["onset_s"], errors="coerce").to_numpy(float)
+    off = pd.to_numeric(events["offset_s"], errors="coerce").to_numpy(float)
+    known = np.isfinite(d)
+    late = known & (on >= d)
+    over = known & ~late & (off > d)
+    if late.any() or over.any():
+        events = events.assign(offset_s=np.where(over, d, off))[~late].reset_index(drop=True)
+    return events, int(late.sum()), int(over.sum())
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
@@ -119,4 +179,8 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if p.endswith(".parquet"):
         return pd.read_parquet(p)
     sep = "\t" if p.endswith((".tsv", ".tsv.gz")) else ","
-    return pd.read_csv(p, sep=sep)
+    try:
+        return pd.read_csv(p, sep=sep)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{p}: empty file, expected a header with columns {list(EVENT_COLUMNS)} (events) or "
+                         f"{list(CLIP_COLUMNS)} (clips)") from None

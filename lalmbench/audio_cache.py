@@ -36,6 +36,7 @@ def cache_task_audio(items_path: str, out_dir: str, manifest_path: str, sample_r
         try:
             x = load_audio(p, sample_rate)
         except io.InputError as exc:
+            log.error("%s", exc)  # every unusable file in the rule log, not only the first
             missing.append(str(exc))
             progress.update(1)
             continue
@@ -46,6 +47,7 @@ def cache_task_audio(items_path: str, out_dir: str, manifest_path: str, sample_r
         digests[p] = hashlib.sha1(x.astype("float32").tobytes()).hexdigest()  # keys predictions by audio content
         progress.update(1)
     if missing:
-        raise io.InputError(f"{items_path}: {len(missing)} of {len(paths)} audio files unusable; first: {missing[0]}")
+        raise io.InputError(f"{items_path}: {len(missing)} of {len(paths)} audio files unusable; first: {missing[0]}"
+                            + (" (each is listed above in this log)" if len(missing) > 1 else ""))
     io.write_json(manifest_path, {"sample_rate": sample_rate, "files": manifest, "sha1": digests})
     return manifest

@@ -1,9 +1,14 @@
 """A malformed annotation file stops the task build with the file, row and problem named."""
 import json
+import logging
 
+import numpy as np
 import pandas as pd
 import pytest
+import soundfile as sf
 
+from lalmbench.annotations import fit_events_to_clips
+from lalmbench.datasets.run import adapt_dataset_files
 from lalmbench.io import InputError
 from lalmbench.synth.scenes import generate_scenes
 from lalmbench.tasks.run import build_task_files
@@ -51,3 +56,98 @@ def test_duplicate_clip_ids_are_named(tmp_path, tables):
     dup = pd.concat([clips, clips.iloc[[0]]], ignore_index=True)
     with pytest.raises(InputError, match=r"clips.parquet: row 5: .*duplicate.*scene-00000"):
         _build(tmp_path, dup, events)
+
+
+# --- user files through an adapter: errors name the file and its data row -------------------------
+
+def _adapt(tmp_path, csv_text: str, **params):
+    """Run the adapter rule entry on a generic CSV; a.wav and b.wav exist under the audio root."""
+    root = tmp_path / "audio"
+    root.mkdir(exist_ok=True)
+    for name in ("a.wav", "b.wav"):
+        sf.write(root / name, np.zeros(1600, np.float32), 16000)
+    ev = tmp_path / "ev.csv"
+    ev.write_text(csv_text)
+    out = tmp_path / "out"
+    stats = adapt_dataset_files({"adapter": "generic", "params": {"events": str(ev), "audio_root": str(root),
+                                                                  **params}},
+                                dataset="g", clips_path=str(out / "clips.parquet"),
+                                events_path=str(out / "events.parquet"), items_path=str(out / "items.jsonl"),
+                                stats_path=str(out / "adapt.stats.json"))
+    return ev, out, stats
+
+
+HEAD = "clip_id,onset_s,offset_s,label,duration_s\n"
+
+
+@pytest.mark.parametrize("rows, message", [
+    # row 1's clip has no audio and is skipped: rows are still the file's data rows, not the derived table's
+    ("gone.wav,0,1,dog,5\na.wav,0,1,dog,5\na.wav,2,3,cat,5\na.wav,0,1,dog,5\n",
+     "row 4: exact duplicate of an earlier event (same clip_id, onset_s, offset_s, label) (label='dog')"),
+    ("gone.wav,0,1,dog,5\na.wav,0,1,dog,5\na.wav,-2,3,cat,5\n",
+     "row 3: onset_s is negative; expected seconds from the clip start (onset_s=-2.0)"),
+    ("gone.wav,0,1,dog,5\na.wav,0,1,dog,5\nb.wav,3,2,cat,5\n",
+     "row 3: offset_s (2) is before onset_s (3); expected onset_s <= offset_s"),
+    ("gone.wav,0,1,dog,5\na.wav,0,1,dog,5\nb.wav,3,4,cat,-5\n",
+     "row 3: duration_s must be a positive finite number of seconds (or empty if unknown) (duration_s=-5.0)"),
+])
+def test_adapter_errors_name_the_users_file_and_data_row(tmp_path, rows, message):
+    with pytest.raises(InputError) as exc:
+        _adapt(tmp_path, HEAD + rows, missing_audio="skip", columns={"duration_s": "duration_s"})
+    assert str(exc.value) == f"{tmp_path / 'ev.csv'}: {message}"
+
+
+def test_empty_annotation_file_is_named(tmp_path):
+    with pytest.raises(InputError) as exc:
+        _adapt(tmp_path, "")
+    assert str(exc.value) == f"{tmp_path / 'ev.csv'}: empty file, expected a header with columns " \
+                             "['clip_id', 'onset_s', 'offset_s', 'label']"
+
+
+def test_newlines_and_tabs_in_labels_become_one_space(tmp_path):
+    _, out, stats = _adapt(tmp_path, 'clip_id,onset_s,offset_s,label\na.wav,0,1,"dog\n barking"\n'
+                                     'a.wav,2,3,"cat\t\tmeowing "\nb.wav,0,1,dog\nb.wav,2,3,bird\n',
+                           clip_duration_s=5)
+    assert pd.read_parquet(out / "events.parquet")["label"].tolist() == ["dog barking", "cat meowing", "dog", "bird"]
+    assert stats["text_whitespace_collapsed"] == 2
+    build_task_files(CFG, dataset="g", task="t", clips_path=str(out / "clips.parquet"),
+                     events_path=str(out / "events.parquet"), items_path=str(tmp_path / "t.jsonl"),
+                     stats_path=str(tmp_path / "t.stats.json"))
+    texts = [o["text"] for line in (tmp_path / "t.jsonl").read_text().splitlines() for o in json.loads(line)["options"]]
+    assert {"dog barking", "cat meowing"} <= set(texts)
+
+
+@pytest.mark.parametrize("label, code", [("\x1b[31mdog", "001B"), ("dog\x00", "0000"), ("do\x7fg", "007F")])
+def test_other_control_characters_in_labels_are_an_error(tmp_path, label, code):
+    with pytest.raises(InputError) as exc:
+        _adapt(tmp_path, f"clip_id,onset_s,offset_s,label\na.wav,0,1,cat\na.wav,2,3,{label}\n")
+    assert str(exc.value) == (f"{tmp_path / 'ev.csv'}: row 2: label contains control character U+{code}; labels and "
+                              f"captions must be printable text (label={label!r})")
+
+
+# --- events outside their clip ---------------------------------------------------------------------
+
+def test_events_beyond_the_clip_are_dropped_or_cut_and_counted(tmp_path, caplog):
+    clips = pd.DataFrame({"clip_id": ["a", "b"], "audio_path": ["a.wav", "b.wav"], "duration_s": [5.0, 5.0],
+                          "sample_rate": [16000, 16000], "split": "", "source": "t"})
+    events = pd.DataFrame({"clip_id": ["a", "a", "b", "b", "b"], "onset_s": [0.0, 2.0, 0.0, 100.0, 3.0],
+                           "offset_s": [1.0, 3.0, 1.0, 130.0, 7.0], "label": ["dog", "cat", "dog", "late bird", "horn"],
+                           "caption": None, "source": "t"})
+    with caplog.at_level(logging.INFO, logger="lalmbench.tasks"):
+        _build(tmp_path, clips, events)
+    stats = json.loads((tmp_path / "t.stats.json").read_text())
+    assert stats["dropped"]["event:starts_after_clip_end"] == 1 and stats["events_cut_at_clip_end"] == 1
+    assert stats["rows_read"] == 5
+    texts = {o["text"] for line in (tmp_path / "t.jsonl").read_text().splitlines() for o in json.loads(line)["options"]}
+    assert texts == {"dog", "cat", "horn"}
+    assert "t: 1 events end after their clip's duration_s; their offset_s is cut at the clip end" in caplog.messages
+    assert any(m.startswith("t: 2 items; dropped {") and "'event:starts_after_clip_end': 1" in m
+               for m in caplog.messages)
+
+
+def test_fit_events_to_clips_leaves_unknown_durations_alone():
+    clips = pd.DataFrame({"clip_id": ["a", "b"], "duration_s": [np.nan, 2.0]})
+    events = pd.DataFrame({"clip_id": ["a", "b", "b"], "onset_s": [50.0, 1.0, 2.0], "offset_s": [60.0, 2.5, 3.0]})
+    out, late, cut = fit_events_to_clips(events, clips)
+    assert (late, cut) == (1, 1)
+    assert out.to_dict("list") == {"clip_id": ["a", "b"], "onset_s": [50.0, 1.0], "offset_s": [60.0, 2.0]}

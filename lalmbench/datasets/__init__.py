@@ -31,10 +31,16 @@ EVENT_COLUMNS = ["clip_id", "onset_s", "offset_s", "label", "caption", "source"]
 
 @dataclass
 class Adapted:
+    """An adapter's tables. ``events_file`` / ``clips_file`` name the user's file a table was read
+    from, and that table's ``source_row`` column holds each row's 1-based data row there, so that
+    validation errors name the file and row the user can open (not the derived table)."""
+
     clips: pd.DataFrame
     events: pd.DataFrame
     items: list[dict] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
+    events_file: str | None = None
+    clips_file: str | None = None
 
 
 def empty_events() -> pd.DataFrame:

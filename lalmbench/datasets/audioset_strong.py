@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted
-from lalmbench.datasets.common import (clips_frame, read_csv_strict, require_dir, require_file, resolve_audio,
+from lalmbench.datasets.common import (audio_checks, clips_frame, read_csv_strict, require_dir, require_file,
+                                       resolve_audio,
                                        to_seconds)
 from lalmbench.io import InputError
 
@@ -88,14 +89,15 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
                   "end_s": start_s + clip_s}
         files.append(pattern.format(**fields))
     paths, exists = resolve_audio(root, files, source=str(ann), rows=(first_row + 1).tolist(),
-                                  check_exists=bool(params.get("check_audio", True)),
-                                  missing=str(params.get("missing_audio", "error")))
+                                  **audio_checks(params))
     clips = clips_frame(seg_uniq, paths, duration_s=float(params.get("clip_duration_s", 10.0)),
                         sample_rate=params.get("sample_rate"), split=str(params.get("split", "eval")),
                         source="audioset_strong")
     events = pd.DataFrame({"clip_id": pd.array(seg.to_numpy(), dtype="string"), "onset_s": on, "offset_s": off,
                            "label": pd.array(disp, dtype="string"), "caption": pd.array([None] * len(df), dtype="string"),
-                           "source": pd.array(["audioset_strong"] * len(df), dtype="string")})
+                           "source": pd.array(["audioset_strong"] * len(df), dtype="string"),
+                           "source_row": np.arange(len(df)) + 1})
+    clips["source_row"] = first_row + 1
     stats = {"rows_read": int(len(df)), "clips": int(len(seg_uniq)), "labels": int(len(uniq)), "dropped": {}}
     if not exists.all():
         gone = set(np.asarray(seg_uniq)[~exists])
@@ -103,4 +105,4 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         stats["dropped"] = {"clip:missing_audio": int((~exists).sum()), "event:clip_missing_audio": int((~ev_keep).sum())}
         clips = clips[exists].reset_index(drop=True)
         events = events[ev_keep].reset_index(drop=True)
-    return Adapted(clips=clips, events=events, stats=stats)
+    return Adapted(clips=clips, events=events, stats=stats, events_file=str(ann), clips_file=str(ann))

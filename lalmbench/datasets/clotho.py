@@ -15,7 +15,8 @@ import re
 import numpy as np
 
 from lalmbench.datasets import Adapted, empty_events
-from lalmbench.datasets.common import clips_frame, read_csv_strict, require_dir, require_file, resolve_audio
+from lalmbench.datasets.common import (audio_checks, clips_frame, read_csv_strict, require_dir, require_file,
+                                       resolve_audio)
 from lalmbench.io import InputError
 
 HOW = ("Download Clotho v2.1 from https://zenodo.org/records/4783391 (clotho_captions_<split>.csv and "
@@ -46,8 +47,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
     m = re.search(r"clotho_captions_(\w+)", path.name)
     split = str(params.get("split") or (m.group(1) if m else ""))
     paths, exists = resolve_audio(root, names.tolist(), source=str(path),
-                                  check_exists=bool(params.get("check_audio", True)),
-                                  missing=str(params.get("missing_audio", "error")))
+                                  **audio_checks(params))
     clips = clips_frame(names.tolist(), paths, split=split, source="clotho")
     question = str(params.get("question") or DEFAULT_QUESTION)
     refs = caps.to_numpy().tolist()

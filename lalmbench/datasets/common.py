@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -32,39 +33,90 @@ def require_dir(path: str | os.PathLike | None, *, dataset: str, what: str, how:
     return p
 
 
-def resolve_audio(root: str | os.PathLike, rel: Sequence[str], *, source: str, rows: Sequence[int] | None = None,
-                  check_exists: bool = True, missing: str = "error") -> tuple[list[str], np.ndarray]:
-    """Join each audio path to ``root`` and refuse any that escapes it.
+SYMLINK_HINT = ("set datasets.<name>.params.symlinks_outside_root: allow if the dataset's files are links into a "
+                "store elsewhere (git-annex, DVC, a Hugging Face cache)")
 
-    A path is inside the root when its lexical normalisation (``..`` resolved, no symlinks
-    followed) lies under the normalised root; ``../x`` or an absolute path elsewhere is an
-    InputError naming ``source`` and the 1-based row. With ``check_exists``, a missing file is an
-    error (``missing='error'``) or reported in the returned mask (``missing='skip'``: the caller
-    drops and counts those rows). Returns (paths as root/rel strings, exists mask).
+
+def audio_checks(params: dict) -> dict:
+    """The audio-path checks a dataset's params ask for, as :func:`resolve_audio` keywords."""
+    return {"check_exists": bool(params.get("check_audio", True)),
+            "missing": str(params.get("missing_audio", "error")),
+            "symlinks": str(params.get("symlinks_outside_root", "error"))}
+
+
+def _stat(path: str, follow: bool) -> os.stat_result | None:
+    try:
+        return os.stat(path) if follow else os.lstat(path)
+    except OSError:
+        return None
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([root, path]) == root
+
+
+def resolve_audio(root: str | os.PathLike, rel: Sequence[str], *, source: str, rows: Sequence[int] | None = None,
+                  check_exists: bool = True, missing: str = "error",
+                  symlinks: str = "error") -> tuple[list[str], np.ndarray]:
+    """Join each audio path to ``root`` and refuse any that escapes it or is not a file.
+
+    A path is inside the root when its lexical normalisation (``..`` resolved) lies under the
+    normalised root, and (``symlinks='error'``, the default) when what it resolves to with symlinks
+    followed lies under the root's own resolution: ``../x``, an absolute path elsewhere, or a
+    symlink (of the file or of a folder on its way) to a place outside the root is an InputError
+    naming ``source`` and the 1-based row. ``symlinks='allow'`` accepts links out of the root (the
+    root itself may always be a symlink). The root (``.``) and directories are never audio files.
+    With ``check_exists`` a missing file is an error (``missing='error'``) or reported in the
+    returned mask (``missing='skip'``: the caller drops and counts those rows); without it the files
+    are not stat'ed (neither existence nor a symlinked file is checked, only its folders).
+    Returns (paths as root/rel strings, exists mask).
     """
+    if missing not in ("error", "skip"):
+        raise ValueError(f"missing_audio must be 'error' or 'skip', got {missing!r}")
+    if symlinks not in ("error", "allow"):
+        raise ValueError(f"symlinks_outside_root must be 'error' or 'allow', got {symlinks!r}")
     root_s = os.path.normpath(os.path.abspath(str(root)))
+    real_root = os.path.realpath(root_s)
+    dirs: dict[str, str] = {}
     out: list[str] = []
+    exists = np.ones(len(rel), bool)
     for i, r in enumerate(rel):
         row = rows[i] if rows is not None else i + 1
         if r is None or (isinstance(r, float) and np.isnan(r)) or not str(r).strip():
             raise InputError(f"{source}: row {row}: audio path is empty")
         r = str(r).strip()
         joined = os.path.normpath(os.path.join(root_s, r))
-        if os.path.commonpath([root_s, joined]) != root_s:
+        if not _inside(joined, root_s):
             raise InputError(f"{source}: row {row}: audio path {r!r} escapes the dataset's audio root {root_s} "
                              f"(resolves to {joined}); paths must stay inside the root")
-        out.append(os.path.join(str(root), os.path.relpath(joined, root_s)))
-    exists = np.ones(len(out), bool)
-    if check_exists:
-        exists = np.fromiter((os.path.exists(p) for p in out), bool, len(out))
-        if missing == "error" and not exists.all():
-            i = int(np.flatnonzero(~exists)[0])
-            row = rows[i] if rows is not None else i + 1
-            raise InputError(f"{source}: row {row}: audio file {out[i]} does not exist "
-                             f"({int((~exists).sum())} of {len(out)} missing); put the dataset's audio under "
-                             f"{root} or set missing_audio: skip to leave those clips out (counted in stats)")
-        if missing not in ("error", "skip"):
-            raise ValueError(f"missing_audio must be 'error' or 'skip', got {missing!r}")
+        if joined == root_s:
+            raise InputError(f"{source}: row {row}: audio path {r!r} is the audio root {root_s} itself, not an "
+                             f"audio file")
+        p = os.path.join(str(root), os.path.relpath(joined, root_s))
+        st = _stat(joined, follow=False) if check_exists else None  # one lstat per file
+        if symlinks == "error":
+            folder, name = os.path.split(joined)
+            if folder not in dirs:  # 100k files share a few folders
+                dirs[folder] = os.path.realpath(folder)
+            real = os.path.join(dirs[folder], name)
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(real)
+            if not _inside(real, real_root):
+                raise InputError(f"{source}: row {row}: audio path {r!r} resolves through a symlink to {real}, "
+                                 f"outside the dataset's audio root {real_root}; {SYMLINK_HINT}")
+        if check_exists:
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                st = _stat(joined, follow=True)
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                raise InputError(f"{source}: row {row}: audio path {p} is a directory, not an audio file")
+            exists[i] = st is not None
+        out.append(p)
+    if check_exists and missing == "error" and not exists.all():
+        i = int(np.flatnonzero(~exists)[0])
+        row = rows[i] if rows is not None else i + 1
+        raise InputError(f"{source}: row {row}: audio file {out[i]} does not exist "
+                         f"({int((~exists).sum())} of {len(out)} missing); put the dataset's audio under "
+                         f"{root} or set missing_audio: skip to leave those clips out (counted in stats)")
     return out, exists
 
 
@@ -89,6 +141,8 @@ def read_csv_strict(path: Path, *, required: Sequence[str], sep: str | None = No
     try:
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, header=0 if header else None,
                          names=list(names) if names else None, quotechar='"')
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: empty file, expected a header with columns {list(names or required)}") from None
     except pd.errors.ParserError as exc:
         raise InputError(f"{path}: cannot parse as {'TSV' if sep == chr(9) else 'CSV'}: {exc}") from None
     missing = [c for c in required if c not in df.columns]

@@ -11,7 +11,7 @@ Inputs (params):
   audio_pattern: file name when there is no audio_path column, default "{clip_id}"
   clip_duration_s: a fixed clip duration when there is no duration column (default: unknown)
   source:     name recorded in the tables (default: the dataset name)
-  missing_audio: error | skip; check_audio: true
+  missing_audio: error | skip; check_audio: true; symlinks_outside_root: error | allow (every adapter)
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted
-from lalmbench.datasets.common import clips_frame, read_csv_strict, require_dir, require_file, resolve_audio
+from lalmbench.datasets.common import (audio_checks, clips_frame, read_csv_strict, require_dir, require_file,
+                                       resolve_audio)
 from lalmbench.io import InputError
 
 HOW = "Point datasets.<name>.params.events at your annotation file and audio_root at its audio folder."
@@ -65,6 +66,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
     events = pd.DataFrame({"clip_id": clip.to_numpy(), "onset_s": on, "offset_s": off,
                            "label": label.to_numpy(), "caption": caption, "source": source})
     events = events.astype({"clip_id": "string", "label": "string", "caption": "string", "source": "string"})
+    events["source_row"] = np.arange(len(df)) + 1
 
     codes, uniq = pd.factorize(clip)
     first = np.full(len(uniq), -1)
@@ -75,18 +77,18 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         pattern = str(params.get("audio_pattern") or "{clip_id}")
         rel = [pattern.format(clip_id=c) for c in uniq]
     paths, exists = resolve_audio(root, rel, source=str(path), rows=(first + 1).tolist(),
-                                  check_exists=bool(params.get("check_audio", True)),
-                                  missing=str(params.get("missing_audio", "error")))
+                                  **audio_checks(params))
     if cols.get("duration_s"):
         dur = pd.to_numeric(df[cols["duration_s"]], errors="coerce").to_numpy(float)[first]
     else:
         dur = float(params.get("clip_duration_s")) if params.get("clip_duration_s") else np.nan
     clips = clips_frame(list(uniq), paths, duration_s=dur, sample_rate=params.get("sample_rate"),
                         split=str(params.get("split", "")), source=source)
+    clips["source_row"] = first + 1
     stats = {"rows_read": int(len(df)), "clips": int(len(uniq)), "dropped": {}}
     if not exists.all():
         gone = set(np.asarray(uniq, dtype=object)[~exists])
         keep = ~events["clip_id"].isin(gone).to_numpy()
         stats["dropped"] = {"clip:missing_audio": int((~exists).sum()), "event:clip_missing_audio": int((~keep).sum())}
         clips, events = clips[exists].reset_index(drop=True), events[keep].reset_index(drop=True)
-    return Adapted(clips=clips, events=events, stats=stats)
+    return Adapted(clips=clips, events=events, stats=stats, events_file=str(path), clips_file=str(path))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted, empty_events
-from lalmbench.datasets.common import clips_frame, require_dir, require_file, resolve_audio
+from lalmbench.datasets.common import audio_checks, clips_frame, require_dir, require_file, resolve_audio
 from lalmbench.io import InputError, read_json, read_jsonl
 from lalmbench.tasks.items import option_labels
 
@@ -97,8 +97,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         kept.append((n, rec, audios[0]))
     rels = [a for _, _, a in kept]
     paths, exists = resolve_audio(root, rels, source=str(path), rows=[n for n, _, _ in kept],
-                                  check_exists=bool(params.get("check_audio", True)),
-                                  missing=str(params.get("missing_audio", "error")))
+                                  **audio_checks(params))
     items, ids = [], set()
     for (n, rec, _), p, ok in zip(kept, paths, exists.tolist()):
         if not ok:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.annotations import validate_clips, validate_events
+from lalmbench.annotations import collapse_whitespace, validate_clips, validate_events
 from lalmbench.datasets import CLIP_COLUMNS, EVENT_COLUMNS, adapt
 
 log = logging.getLogger("lalmbench.datasets")
@@ -18,11 +19,17 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     params = dict(cfg.get("params") or {})
     res = adapt(cfg["adapter"], params, dataset=dataset)
     clips = res.clips[CLIP_COLUMNS]
-    events = res.events[EVENT_COLUMNS]
-    validate_clips(clips, f"{dataset} clips (from {cfg['adapter']})")
-    validate_events(events, f"{dataset} events (from {cfg['adapter']})", clips["clip_id"],
-                    duplicates=str(params.get("duplicate_events", "error")))
+    events, collapsed = _clean_text(res.events[EVENT_COLUMNS])
+    clips_src, clip_rows = _origin(res.clips, res.clips_file, f"{dataset} clips (from {cfg['adapter']})")
+    events_src, event_rows = _origin(res.events, res.events_file, f"{dataset} events (from {cfg['adapter']})")
+    validate_clips(clips, clips_src, rows=clip_rows)
+    validate_events(events, events_src, clips["clip_id"], duplicates=str(params.get("duplicate_events", "error")),
+                    rows=event_rows)
     stats = dict(res.stats, adapter=cfg["adapter"])
+    if collapsed:
+        stats["text_whitespace_collapsed"] = collapsed
+        log.info("%s: %d labels/captions had newlines, tabs or repeated spaces; collapsed to one space", dataset,
+                 collapsed)
     items = res.items
     if params.get("consistency"):
         from lalmbench.consistency import check_consistency
@@ -42,6 +49,21 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     io.write_jsonl(items_path, items)
     io.write_json(stats_path, stats)
     return stats
+
+
+def _origin(df: pd.DataFrame, file: str | None, fallback: str) -> tuple[str, np.ndarray | None]:
+    """(what errors name, data rows) for an adapter's table: the user's file and its rows where the
+    adapter recorded them, else a description of the table."""
+    if file and "source_row" in df.columns:
+        return file, df["source_row"].to_numpy(np.int64)
+    return fallback, None
+
+
+def _clean_text(events: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Labels and captions with whitespace runs collapsed (see annotations); how many cells changed."""
+    out = events.assign(label=collapse_whitespace(events["label"]), caption=collapse_whitespace(events["caption"]))
+    changed = sum(int((events[c].astype("string").fillna("") != out[c].fillna("")).sum()) for c in ("label", "caption"))
+    return out, changed
 
 
 def import_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, source_items: str, items_path: str,

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted, empty_events
-from lalmbench.datasets.common import (DatasetMissing, clips_frame, read_csv_strict, require_dir, require_file,
-                                       resolve_audio)
+from lalmbench.datasets.common import (DatasetMissing, audio_checks, clips_frame, read_csv_strict, require_dir,
+                                       require_file, resolve_audio)
 from lalmbench.io import InputError, read_jsonl
 
 HOW = ("Download annotations_strong.csv and audio.zip from https://zenodo.org/records/15379789 (TACOS, used by "
@@ -55,7 +55,8 @@ def read_strong(path: Path, *, invalid: str = "error") -> tuple[pd.DataFrame, di
     ev = pd.DataFrame({"clip_id": pd.array(fn[keep].to_numpy(), dtype="string"), "onset_s": on[keep],
                        "offset_s": off[keep], "label": pd.array(text[keep].to_numpy(), dtype="string"),
                        "caption": pd.array(text[keep].to_numpy(), dtype="string"),
-                       "source": pd.array([SOURCE] * int(keep.sum()), dtype="string")})
+                       "source": pd.array([SOURCE] * int(keep.sum()), dtype="string"),
+                       "source_row": np.flatnonzero(keep) + 1})
     return ev, {k: v for k, v in dropped.items() if v}
 
 
@@ -102,8 +103,6 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
                              f"(python -m zipfile -e {Path(ar).parent / 'audio.zip'} {Path(ar).parent})")
     root = require_dir(ar, dataset=dataset, key="audio_root",
                        what="the folder where TACOS audio.zip was extracted", how=HOW)
-    check = bool(params.get("check_audio", True))
-    missing = str(params.get("missing_audio", "error"))
     stats: dict = {"dropped": {}}
     events = empty_events()
     filenames: list[str] = []
@@ -127,7 +126,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
                 seen.add(f)
                 filenames.append(f)
     paths, exists = resolve_audio(root, filenames, source=str(params.get("annotations") or params.get("mcq_jsonl")),
-                                  check_exists=check, missing=missing)
+                                  **audio_checks(params))
     path_of = dict(zip(filenames, paths))
     split_of: dict[str, str] = {}
     for split, sp in (params.get("split_files") or {}).items():
@@ -157,4 +156,5 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         stats["items_read"] = len(items)
     stats["clips"] = int(len(clips))
     stats["dropped"] = {k: v for k, v in stats["dropped"].items() if v}
-    return Adapted(clips=clips, events=events, items=items, stats=stats)
+    return Adapted(clips=clips, events=events, items=items, stats=stats,
+                   events_file=str(params["annotations"]) if params.get("annotations") else None)

@@ -14,15 +14,24 @@ log = logging.getLogger("lalmbench.tasks")
 def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, events_path: str,
                      items_path: str, stats_path: str) -> None:
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
-    from lalmbench.annotations import validate_clips, validate_events
+    from lalmbench.annotations import fit_events_to_clips, validate_clips, validate_events
 
     clips = pd.read_parquet(clips_path)
     events = pd.read_parquet(events_path)
     validate_clips(clips, clips_path)
     validate_events(events, events_path, set(clips["clip_id"]))
+    rows_read = len(events)
+    events, late, cut = fit_events_to_clips(events, clips)
     tcfg = cfg["task"]
     items, stats = build_items(tcfg["family"], events, clips, dict(tcfg["params"]), seed=int(cfg["seed"]),
                                dataset=dataset, task=task)
+    # counted with the builder's own reasons: rows_read is the table's, drops include the late events
+    stats["rows_read"] = rows_read
+    if late:
+        stats["dropped"] = dict(sorted({**stats.get("dropped", {}), "event:starts_after_clip_end": late}.items()))
+    if cut:
+        stats["events_cut_at_clip_end"] = cut
+        log.info("%s: %d events end after their clip's duration_s; their offset_s is cut at the clip end", task, cut)
     ids = [it["id"] for it in items]
     if len(set(ids)) != len(ids):
         dup = sorted(pd.Series(ids)[pd.Series(ids).duplicated()].unique().tolist())
