@@ -45,7 +45,8 @@ def _explained(error: Any, explained: set[str]) -> bool:
     """Whether check_model_entries already said what this jsonschema error says (unknown model keys and
     backends). jsonschema also reports keys it merely could not evaluate because a sibling failed."""
     path = list(map(str, error.absolute_path))
-    if error.validator in ("unevaluatedProperties", "additionalProperties") and path[:1] == ["models"] and len(path) > 1:
+    unexpected = error.validator in ("unevaluatedProperties", "additionalProperties")
+    if unexpected and path[:1] == ["models"] and len(path) > 1:
         return True
     return ".".join(path) in explained
 

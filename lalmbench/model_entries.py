@@ -114,7 +114,8 @@ def check_families(models: dict) -> list[str]:
         fam = backend_keys(entry).get("family")
         if fam is None:
             if backend == "vllm":
-                problems.append(f"models.{name}.family: backend 'vllm' needs a family (one of {', '.join(VLLM_FAMILIES)})")
+                problems.append(f"models.{name}.family: backend 'vllm' needs a family "
+                                f"(one of {', '.join(VLLM_FAMILIES)})")
             continue
         names = sorted(FAMILIES) if backend == "hf" else list(VLLM_FAMILIES)
         try:
