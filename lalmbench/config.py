@@ -2,7 +2,8 @@
 
 Validation fills schema defaults, then checks cross-references the schema cannot express
 (a task's dataset exists, a prompt template exists, a model's task list names real tasks).
-Every error names the config key path, e.g. ``models.random.resources: 'gpuz' was unexpected``.
+Every error names the config key path, e.g. ``models.random.resources.gpuz: unknown key 'gpuz' for
+backend 'random'; did you mean 'gpus'? (allowed: ...)`` (model entries: lalmbench.model_entries).
 """
 from __future__ import annotations
 

@@ -102,7 +102,8 @@ def backend_keys(entry: dict) -> dict:
 
 
 def check_families(models: dict) -> list[str]:
-    """hf/vllm ``family`` values must name a family adapter (vllm: one wired for vLLM, and required)."""
+    """hf/vllm entries: ``family`` names a family adapter (vllm: one wired for vLLM, and required), and
+    no backend key is given both at the top and under ``params:`` (which one would win is not obvious)."""
     from lalmbench.models.hf.families import ALIASES, FAMILIES, get_family
     from lalmbench.models.vllm_backend import VLLM_FAMILIES
 
@@ -111,6 +112,9 @@ def check_families(models: dict) -> list[str]:
         backend = entry.get("backend")
         if backend not in ("hf", "vllm"):
             continue
+        params = entry.get("params") if isinstance(entry.get("params"), dict) else {}
+        for key in sorted(set(params) & set(entry)):
+            problems.append(f"models.{name}.params.{key}: given both at the top level and under params (keep one)")
         fam = backend_keys(entry).get("family")
         if fam is None:
             if backend == "vllm":

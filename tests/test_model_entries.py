@@ -159,3 +159,8 @@ def test_dry_run_hands_each_generate_job_its_models_error_budget_and_rejects_typ
     assert bad.returncode != 0
     assert "models.api.batchsize: unknown key 'batchsize' for backend 'random'; did you mean 'batch_size'?" \
         in bad.stdout + bad.stderr
+
+
+def test_a_backend_key_given_twice_is_an_error():
+    assert errors_of(q={**HF, "dtype": "float16", "params": {"dtype": "bfloat16"}}) == [
+        "  models.q.params.dtype: given both at the top level and under params (keep one)"]
