@@ -13,9 +13,15 @@ PROVENANCE = ["model_id", "model_revision", "backend", "parser_version", "config
 COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"]
 
 
+RUN_KEYS = KEYS[:-1]
+FLAG_SEP = "; "
+
+
 def metrics_rows(metrics: dict) -> list[dict]:
-    """A metrics.json holds one headline metric, plus optional extra ones under ``metrics`` (list of dicts)."""
-    base = {k: metrics.get(k) for k in KEYS[:-1] + PROVENANCE}
+    """A metrics.json holds one headline metric, plus optional extra ones under ``metrics`` (list of dicts).
+    Its ``flags`` (e.g. a captioning headline that fell back to another metric) go on every row."""
+    base = {k: metrics.get(k) for k in RUN_KEYS + PROVENANCE}
+    base["flags"] = list(metrics.get("flags") or [])
     rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES}}]
     for extra in metrics.get("extra_metrics", []):
         rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
@@ -23,13 +29,15 @@ def metrics_rows(metrics: dict) -> list[dict]:
     return rows
 
 
-def model_flags(check_paths: Iterable[str]) -> dict[str, str]:
-    """model -> flag text from listening-check results (only flagged models appear)."""
+def model_flags(check_paths: Iterable[str]) -> dict[str, list[str]]:
+    """model -> flags from its listening-check result (flagged, or too few items to tell)."""
+    from lalmbench.listening_check import check_flags
+
     flags = {}
     for p in check_paths:
         r = io.read_json(p)
-        if r.get("flagged"):
-            flags[r["model"]] = "not-listening:" + "+".join(r["flagged_conditions"])
+        if check_flags(r):
+            flags[r["model"]] = check_flags(r)
     return flags
 
 
@@ -41,8 +49,10 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = ()) -> pd.DataFram
         if missing:
             raise io.InputError(f"{p}: metrics file lacks {missing}")
         rows += metrics_rows(m)
+    by_model = model_flags(checks)
+    for r in rows:
+        r["flags"] = FLAG_SEP.join(r["flags"] + by_model.get(r["model"], []))
     df = pd.DataFrame(rows, columns=COLUMNS)
-    df["flags"] = df["model"].map(model_flags(checks)).fillna("")
     dup = df.duplicated(KEYS, keep=False)
     if dup.any():
         raise ValueError(f"duplicate result rows for {df.loc[dup, KEYS].head(3).to_dict('records')}")
@@ -50,7 +60,17 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = ()) -> pd.DataFram
     return df.sort_values(KEYS, kind="mergesort").reset_index(drop=True)
 
 
-def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = ()) -> pd.DataFrame:
+def flags_table(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per run with flags (results/tables/flags.tsv, shown in the report): what a reader of
+    results/all.tsv must know before quoting a number."""
+    flagged = table.loc[table["flags"] != "", RUN_KEYS + ["flags"]]
+    return flagged.drop_duplicates().reset_index(drop=True)
+
+
+def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
+                  flags_out: str | None = None) -> pd.DataFrame:
     df = build_table(paths, checks)
     io.write_tsv(out, df)
+    if flags_out:
+        io.write_tsv(flags_out, flags_table(df))
     return df

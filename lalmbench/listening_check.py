@@ -8,10 +8,11 @@ under ``audio`` and under ``silence`` (or ``noise``/``no-audio``) are the same i
 
 :func:`listening_check` compares one model's per-item answers under the reference condition with
 each ablation condition on the items both share, and flags the model when the share of identical
-answers reaches ``threshold`` on at least ``min_items`` items. A model that reads no audio by
-design (the ``random`` and ``text-overlap`` floors) is flagged too, correctly: don't run the check
-on those. Inputs are decisions frames (``id``, ``pred_label``) or predictions frames (``id``,
-``raw_output``); answers that failed to parse are compared by their raw text.
+answers reaches ``threshold`` on at least ``min_items`` items (with fewer the check is
+``insufficient``, which results/all.tsv carries in ``flags`` too: see :func:`check_flags`). A model
+that reads no audio by design (the ``random`` and ``text-overlap`` floors) is flagged too,
+correctly: don't run the check on those. Inputs are decisions frames (``id``, ``pred_label``) or
+predictions frames (``id``, ``raw_output``); answers that failed to parse are compared by their raw text.
 """
 from __future__ import annotations
 
@@ -118,11 +119,28 @@ def listening_check(by_condition: Mapping[str, pd.DataFrame], *, model: str = ""
         message = f"{who} listens: answers change when the audio is removed ({detail}; threshold {threshold:.0%})."
     else:
         status = "insufficient"
-        message = (f"{who}: listening check inconclusive, fewer than {min_items} comparable items under "
-                   f"{', '.join(ablations)}")
+        counts = ", ".join(f"{c}: {comps[c]['n_compared']} ({comps[c]['n_identical']} identical)" for c in ablations)
+        message = (f"{who}: listening check inconclusive: it needs at least {min_items} comparable items under one "
+                   f"ablation (checks.listening.min_items) and has {counts}. Run more items (or lower min_items) "
+                   f"before reading its audio-condition scores as listening results.")
     return {"model": model, "reference": reference, "threshold": threshold, "min_items": min_items,
             "flagged": bool(flagged), "flagged_conditions": flagged, "status": status, "message": message,
             "comparisons": comps}
+
+
+def check_flags(result: dict) -> list[str]:
+    """What a check result puts in its model's ``flags`` in results/all.tsv.
+
+    ``not-listening:<conditions>`` when flagged; ``listening-insufficient:<condition>(k/n identical,
+    needs n>=<min_items>)`` when no ablation had enough comparable items to judge: 19 of 19 identical
+    answers is not a pass, and a model nobody could check must not look checked."""
+    if result.get("flagged"):
+        return ["not-listening:" + "+".join(result["flagged_conditions"])]
+    if result.get("status") == "insufficient":
+        parts = [f"{c}({r['n_identical']}/{r['n_compared']} identical, needs n>={result['min_items']})"
+                 for c, r in result["comparisons"].items()]
+        return ["listening-insufficient:" + "+".join(parts)]
+    return []
 
 
 def pool_units(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

@@ -6,7 +6,7 @@ BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the lalmbench package, importable without installing it
 
 from lalmbench import rulegrid
-from lalmbench.config import canonical, iter_runs, run_hash, validate_config
+from lalmbench.config import canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request

@@ -55,7 +55,7 @@ for _env in MODEL_ENVS:
             model=model_entry_untracked,
             cache=config["prediction_cache"],
             sample_rate=config["sample_rate"],
-            max_error_rate=config["max_error_rate"],
+            max_error_rate=lambda w: model_max_error_rate(config, w.model),
         conda:
             conda_file(_env)
         container:

@@ -85,7 +85,9 @@ rule aggregate:
         metrics=lambda w: [f"results/scores/{r.key}/metrics.json" for r in RUNS] + SWEEP_METRICS,
         checks=[f"results/checks/listening/{m}.json" for m in listening_models()],
     output:
-        "results/all.tsv",
+        table="results/all.tsv",
+        flags=report("results/tables/flags.tsv", category="Checks", subcategory="Flags",
+                     caption="../docs/captions/flags.rst"),
     log:
         f"{LOGS}/aggregate.log",
     params:
@@ -97,4 +99,5 @@ rule aggregate:
         mem_mb=2000,
         runtime=10,
     shell:
-        "{params.py} scripts/aggregate.py --out {output} --checks {input.checks} -- {input.metrics} > {log} 2>&1"
+        "{params.py} scripts/aggregate.py --out {output.table} --flags {output.flags} --checks {input.checks} "
+        "-- {input.metrics} > {log} 2>&1"

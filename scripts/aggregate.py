@@ -1,4 +1,4 @@
-"""Rule aggregate: collect every metrics.json into results/all.tsv."""
+"""Rule aggregate: collect every metrics.json into results/all.tsv (+ the flagged runs, for the report)."""
 import argparse
 
 import _bootstrap  # noqa: F401
@@ -8,6 +8,7 @@ from lalmbench.aggregate import write_all_tsv
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--out", required=True)
 p.add_argument("--checks", nargs="*", default=[], help="listening-check results (flags column)")
+p.add_argument("--flags", default=None, help="also write the runs with flags here (results/tables/flags.tsv)")
 p.add_argument("metrics", nargs="+")
 a = p.parse_args()
-write_all_tsv(a.metrics, a.out, checks=a.checks)
+write_all_tsv(a.metrics, a.out, checks=a.checks, flags_out=a.flags)

@@ -28,7 +28,7 @@ def test_default_config_is_valid_and_defaults_are_filled(cfg):
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda c: c["models"]["random"].update(resources={"gpuz": 1}),
-     r"models.random.resources: Additional properties are not allowed \('gpuz' was unexpected\)"),
+     r"models.random.resources.gpuz: unknown key 'gpuz' for backend 'random'; did you mean 'gpus'\?"),
     (lambda c: c.update(sofware="venv"), r"<top level>: Additional properties .*'sofware' was unexpected"),
     (lambda c: c.update(software="docker"), r"software: 'docker' is not one of"),
     (lambda c: c["models"]["random"].update(batch_size=0), r"models.random.batch_size: 0 is less than the minimum"),

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lalmbench.aggregate import build_table, flags_table
 from lalmbench.io import InputError, write_json
 from lalmbench.listening_check import (NotListeningError, compare_answers, listening_check,
-                                       listening_check_files, raise_if_flagged)
+                                       listening_check_files, raise_if_flagged, write_listening_check)
 
 
 def _decisions(labels, ids=None, raw=None, errors=None):
@@ -129,3 +130,39 @@ def test_pooling_tasks_judges_the_model_on_all_its_items(tmp_path):
     per_task = listening_check_files({"audio": paths["audio"]["gap-length"],
                                       "silence": paths["silence"]["gap-length"]})
     assert per_task["flagged"]
+
+
+def _metrics(tmp_path, model):
+    path = tmp_path / f"{model}.metrics.json"
+    write_json(path, {"model": model, "dataset": "d", "task": "t", "condition": "audio", "prompt": "p",
+                      "metric": "accuracy", "value": 0.5, "n": 19})
+    return str(path)
+
+
+def test_insufficient_and_flagged_checks_both_reach_all_tsv_flags(tmp_path):
+    """19 of 19 identical answers is not a pass: all.tsv says so, with the minimum sample size."""
+    few = _decisions(list("ABCD" * 5)[:19])
+    answers = {"deaf-few": (few, few), "deaf": (_decisions(list("AB" * 10)),) * 2,
+               "ok": (_decisions(list("AB" * 10)), _decisions(list("BA" * 10)))}
+    checks = []
+    for model, frames in answers.items():
+        paths = {}
+        for cond, df in zip(("audio", "silence"), frames):
+            paths[cond] = {"t": tmp_path / f"{model}.{cond}.parquet"}
+            df.to_parquet(paths[cond]["t"])
+        checks.append(str(tmp_path / f"{model}.json"))
+        write_listening_check(paths, checks[-1], on_flag="mark", model=model)
+    result = json.loads((tmp_path / "deaf-few.json").read_text())
+    assert result["status"] == "insufficient" and result["message"] == (
+        "deaf-few: listening check inconclusive: it needs at least 20 comparable items under one ablation "
+        "(checks.listening.min_items) and has silence: 19 (19 identical). Run more items (or lower min_items) "
+        "before reading its audio-condition scores as listening results.")
+    table = build_table([_metrics(tmp_path, m) for m in answers], checks=checks)
+    assert dict(zip(table["model"], table["flags"])) == {
+        "deaf": "not-listening:silence",
+        "deaf-few": "listening-insufficient:silence(19/19 identical, needs n>=20)",
+        "ok": ""}
+    expected = pd.DataFrame({"model": ["deaf", "deaf-few"], "dataset": "d", "task": "t", "condition": "audio",
+                             "prompt": "p", "flags": ["not-listening:silence",
+                                                      "listening-insufficient:silence(19/19 identical, needs n>=20)"]})
+    pd.testing.assert_frame_equal(flags_table(table), expected)

@@ -2,7 +2,7 @@
 
 A model entry's *fingerprint* covers only what can change its outputs (backend, model id,
 revision, generation settings, seed, scoring mode, env). How a job is provisioned (resources,
-batch size) and which runs it serves (conditions, prompts, tasks) are left out, so raising a
+batch size, error budget) and which runs it serves (conditions, prompts, tasks) are left out, so raising a
 runtime after a timeout, changing the batch size or adding a condition never regenerates
 finished predictions. An *item key* adds everything the model sees for one item: the rendered
 prompt, the condition, the item's content and its audio's content.
@@ -15,8 +15,9 @@ from typing import Any, Mapping
 
 from lalmbench.provenance import config_hash
 
-#: model-entry keys that say how or where a model runs, never what it answers
-PROVISIONING_KEYS = frozenset({"resources", "batch_size", "conditions", "prompts", "tasks", "attention"})
+#: model-entry keys that say how or where a model runs (or describe it), never what it answers
+PROVISIONING_KEYS = frozenset({"resources", "batch_size", "conditions", "prompts", "tasks", "attention",
+                               "max_error_rate", "description"})
 
 
 def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:

@@ -80,6 +80,39 @@ def caption_request(items: list[dict], preds: pd.DataFrame, cfg: dict) -> dict:
                           cache_dir=cfg.get("cache_dir"))
 
 
+def pick_headline(rows: list[dict], cfg: dict, unavailable: dict[str, str]) -> tuple[dict, dict | None]:
+    """(the headline row, what was wanted instead and why or None).
+
+    The configured ``scoring.headline`` (default CIDEr-D) when it was computed; otherwise the first
+    available metric, and the fallback is returned so the run says so in results/all.tsv ``flags``
+    instead of silently reporting BLEU-1 under the same task name."""
+    from lalmbench.metrics.captioning import CAPTION_METRICS
+
+    wanted = cfg.get("headline", "cider_d")
+    if not rows:
+        why = "; ".join(f"{m}: {r}" for m, r in unavailable.items())
+        raise io.InputError(f"captioning: no metric could be computed ({why})")
+    head = next((r for r in rows if r["metric"] == wanted), None)
+    if head is not None:
+        return head, None
+    if wanted in unavailable:
+        reason = f"{wanted} unavailable: {unavailable[wanted]}"
+    elif wanted not in cfg.get("metrics", CAPTION_METRICS):
+        reason = f"{wanted} is not among scoring.metrics"
+    else:
+        reason = f"{wanted} was not computed"
+    return rows[0], {"wanted": wanted, "used": rows[0]["metric"], "reason": reason}
+
+
+def headline_flag(fallback: dict) -> str:
+    """``headline-fallback:cider_d->bleu_1 (cider_d unavailable: <reason>)``, on one line, without ';'
+    (results/all.tsv joins a row's flags with '; ')."""
+    reason = " ".join(str(fallback["reason"]).split()).replace(";", ",")
+    if len(reason) > 200:
+        reason = reason[:199] + "…"
+    return f"headline-fallback:{fallback['wanted']}->{fallback['used']} ({reason})"
+
+
 def score_open(kind: str, items: list[dict], preds: pd.DataFrame, cfg: dict,
                captioning_result: dict | None = None) -> tuple[pd.DataFrame, dict, list[dict]]:
     """``captioning_result``: the worker's output when the workflow ran it in the captioning env
@@ -98,9 +131,11 @@ def score_open(kind: str, items: list[dict], preds: pd.DataFrame, cfg: dict,
         rows = caption_metric_rows(res, seed=int(cfg.get("seed", 0)))
         for m, v in res["sentences"].items():
             dec[m] = v
-        head = next((r for r in rows if r["metric"] == cfg.get("headline", "cider_d")), rows[0])
+        head, fallback = pick_headline(rows, cfg, res["unavailable"])
         extra = [r for r in rows if r is not head]
         info = {"unavailable": res["unavailable"], "captioning_info": res["info"]}
+        if fallback:
+            info.update(headline_fallback=fallback, flags=[headline_flag(fallback)])
     elif kind in ("asr", "pi_asr"):
         from lalmbench.metrics.asr import pi_wer, wer
 

@@ -140,3 +140,40 @@ def test_open_tasks_are_routed_to_score_open_in_the_dag(tmp_path):
     open_jobs = [b for b in blocks if b.startswith("score_open:")]
     assert open_jobs and all("task=scene-grounding" in b for b in open_jobs)
     assert not any(b.startswith("score:") and "task=scene-grounding" in b for b in blocks)
+
+
+CAPTIONS = {"corpus": {"bleu_1": 0.5, "cider_d": 0.25}, "sentences": {"bleu_1": [0.4, 0.6], "cider_d": [0.2, 0.3]},
+            "unavailable": {"fense": "FENSE needs its fluency-error detector checkpoint in /data; offline"}, "info": {}}
+
+
+def test_a_headline_that_falls_back_says_so_in_all_tsv_flags(tmp_path):
+    items = _items([["a dog barks"], ["piano music"]])
+    io.write_jsonl(tmp_path / "items.jsonl", items)
+    _preds(["a dog", "a piano"]).to_parquet(tmp_path / "p.parquet")
+    io.write_json(tmp_path / "captions.json", CAPTIONS)
+    scoring = {"kind": "captioning", "headline": "fense", "metrics": ["bleu_1", "cider_d", "fense"]}
+    res = subprocess.run([sys.executable, "scripts/score_open.py", "--items", str(tmp_path / "items.jsonl"),
+                          "--predictions", str(tmp_path / "p.parquet"), "--scoring-json", json.dumps(scoring),
+                          "--run", "m", "d", "t", "audio", "p", "--captioning-result", str(tmp_path / "captions.json"),
+                          "--decisions", str(tmp_path / "dec.parquet"), "--metrics", str(tmp_path / "m.json")],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    flag = ("headline-fallback:fense->bleu_1 (fense unavailable: FENSE needs its fluency-error detector checkpoint "
+            "in /data, offline)")
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert (m["metric"], m["value"], m["flags"]) == ("bleu_1", 0.5, [flag])
+    from lalmbench.aggregate import build_table
+
+    table = build_table([str(tmp_path / "m.json")])
+    assert table[["metric", "flags"]].values.tolist() == [["bleu_1", flag], ["cider_d", flag]]
+
+
+@pytest.mark.parametrize("scoring, metric, flags", [
+    ({}, "cider_d", None),  # the default headline was computed: nothing to say
+    ({"headline": "spice", "metrics": ["bleu_1", "cider_d"]}, "bleu_1",
+     ["headline-fallback:spice->bleu_1 (spice is not among scoring.metrics)"]),
+])
+def test_headline_is_the_configured_metric_or_a_flagged_fallback(scoring, metric, flags):
+    _, m, _ = score_open("captioning", _items([["a dog barks"], ["piano music"]]), _preds(["a dog", "a piano"]),
+                         {"kind": "captioning", **scoring}, captioning_result=CAPTIONS)
+    assert (m["metric"], m.get("flags")) == (metric, flags)

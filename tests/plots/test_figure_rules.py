@@ -64,6 +64,8 @@ def test_report_has_categories_and_captions(wd):
     for name in FIGURES:
         assert f"{name}.png" in html, name
     assert "exact McNemar" in html  # a caption's text made it in
+    # the flags table, its caption rendered with this run's listening-check minimum
+    assert "flags.tsv" in html and "Checks" in html and "here 20)" in html
     assert re.search(r"prompt_spread\.tsv", html)
 
 

@@ -1,0 +1,134 @@
+"""What a ``models.<name>`` entry may hold, checked against config/schema.yaml before any job runs.
+
+The schema keeps one block per backend (``$defs/backends/<backend>``: its keys, their types and
+the ``generation`` keys it reads) next to the keys every backend shares. jsonschema alone would
+reject a typo as "Unevaluated properties are not allowed"; this module finds the same keys and
+says which backend they were checked for, what is allowed and which allowed key is closest, e.g.
+``models.qwen.batchsize: unknown key 'batchsize' for backend 'hf'; did you mean 'batch_size'? (allowed: ...)``.
+Keys nothing would honour get the reason instead (``shard_size``).
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+#: keys once documented or guessed that nothing reads: rejected with the reason, not just "unknown"
+IGNORED_KEYS: dict[str, str] = {
+    "shard_size": "models are not sharded (each model's items are served by one generate job that loads the model "
+                  "once, and a job cut off by its runtime resumes from the prediction cache); remove it, and raise "
+                  "resources.runtime for long runs",
+}
+
+
+def _pointer(root: dict, ref: str) -> dict:
+    if not ref.startswith("#/"):
+        raise ValueError(f"schema: only local $ref are supported, got {ref!r}")
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node[part]
+    return node
+
+
+def _parts(node: dict, root: dict) -> Iterable[dict]:
+    """The node and every subschema that always applies with it ($ref, allOf), resolved."""
+    yield node
+    if "$ref" in node:
+        yield from _parts(_pointer(root, node["$ref"]), root)
+    for sub in node.get("allOf", []):
+        if "if" not in sub:
+            yield from _parts(sub, root)
+
+
+def _allowed(nodes: list[dict], root: dict) -> tuple[dict[str, list[dict]], bool]:
+    """(key -> its subschemas, whether the mapping is closed) over every node that applies to it."""
+    props: dict[str, list[dict]] = {}
+    closed = False
+    for node in nodes:
+        for part in _parts(node, root):
+            for key, sub in part.get("properties", {}).items():
+                props.setdefault(key, []).append(sub)
+            closed |= part.get("additionalProperties") is False or part.get("unevaluatedProperties") is False
+    return props, closed
+
+
+def _unknown(value: dict, nodes: list[dict], root: dict, path: str, backend: str) -> list[str]:
+    props, closed = _allowed(nodes, root)
+    problems = []
+    for key in value:
+        if key in props or not closed:
+            continue
+        if key in IGNORED_KEYS:
+            problems.append(f"{path}.{key}: not a model setting: {IGNORED_KEYS[key]}")
+            continue
+        allowed = sorted(props)
+        close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        problems.append(f"{path}.{key}: unknown key {key!r} for backend {backend!r}{hint} "
+                        + (f"(allowed: {', '.join(allowed)})" if allowed else "(this backend takes none here)"))
+    for key, sub in value.items():
+        if key in props and isinstance(sub, dict):
+            problems += _unknown(sub, props[key], root, f"{path}.{key}", backend)
+    return problems
+
+
+def backends(schema: dict) -> list[str]:
+    """Backends the schema has a block for (the ones a config may name)."""
+    return sorted(schema["$defs"]["backends"])
+
+
+def check_model_entries(models: dict, schema: dict) -> list[str]:
+    """One message per unknown backend or key in ``models`` (the config's mapping), in entry order."""
+    entry_schema = schema["properties"]["models"]["additionalProperties"]
+    known = backends(schema)
+    problems = []
+    for name, entry in models.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("backend"), str):
+            continue  # the schema's own type/required errors say it
+        backend = entry["backend"]
+        if backend not in known:
+            close = difflib.get_close_matches(backend, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(f"models.{name}.backend: unknown backend {backend!r}{hint} (known: {', '.join(known)})")
+            continue
+        block = schema["$defs"]["backends"][backend]
+        problems += _unknown(entry, [entry_schema, block], schema, f"models.{name}", backend)
+    return problems
+
+
+def backend_keys(entry: dict) -> dict:
+    """hf/vllm entries may give backend keys at the top or under ``params:``; this merges both views."""
+    params = entry.get("params")
+    return {**entry, **params} if isinstance(params, dict) else dict(entry)
+
+
+def check_families(models: dict) -> list[str]:
+    """hf/vllm entries: ``family`` names a family adapter (vllm: one wired for vLLM, and required), and
+    no backend key is given both at the top and under ``params:`` (which one would win is not obvious)."""
+    from lalmbench.models.hf.families import ALIASES, FAMILIES, get_family
+    from lalmbench.models.vllm_backend import VLLM_FAMILIES
+
+    problems = []
+    for name, entry in models.items():
+        backend = entry.get("backend")
+        if backend not in ("hf", "vllm"):
+            continue
+        params = entry.get("params") if isinstance(entry.get("params"), dict) else {}
+        for key in sorted(set(params) & set(entry)):
+            problems.append(f"models.{name}.params.{key}: given both at the top level and under params (keep one)")
+        fam = backend_keys(entry).get("family")
+        if fam is None:
+            if backend == "vllm":
+                problems.append(f"models.{name}.family: backend 'vllm' needs a family "
+                                f"(one of {', '.join(VLLM_FAMILIES)})")
+            continue
+        names = sorted(FAMILIES) if backend == "hf" else list(VLLM_FAMILIES)
+        try:
+            ok = get_family(str(fam)).name in names
+        except ValueError:
+            ok = False
+        if not ok:
+            close = difflib.get_close_matches(str(fam).lower(), names + sorted(ALIASES), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(f"models.{name}.family: unknown family {fam!r} for backend {backend!r}{hint} "
+                            f"(known: {', '.join(names)})")
+    return problems
