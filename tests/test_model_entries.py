@@ -50,8 +50,12 @@ def test_a_misspelt_key_names_the_backend_and_the_closest_allowed_key():
      "and raise resources.runtime for long runs"),
     ({"backend": "cascade", "generation": {"max_new_tokens": 8}},
      "models.q.generation.max_new_tokens: unknown key 'max_new_tokens' for backend 'cascade' (this backend takes none here)"),
+    # a key value in the entry is refused before the schema, whose messages could quote it
     ({"backend": "openai", "params": {"base_url": "http://x/v1", "api_key": "sk-1"}},
-     "models.q.params.api_key: unknown key 'api_key' for backend 'openai'; did you mean 'api_key_env'? (allowed: "
+     "models.q.params.api_key: secrets are read only from the environment; export the key in a variable and "
+     "set params.api_key_env to that variable's name (a value here would be printed in job commands and logs)"),
+    ({"backend": "openai", "params": {"base_url": "http://x/v1", "api_keyenv": "K"}},
+     "models.q.params.api_keyenv: unknown key 'api_keyenv' for backend 'openai'; did you mean 'api_key_env'? (allowed: "
      "api_key_env, backoff_max_s, backoff_s, base_url, max_concurrency, max_retries, system_prompt, timeout_s)"),
     ({"backend": "vllm", "model_id": "m/x", "generation": {"num_beams": 4}},
      "models.q.generation.num_beams: 1 was expected"),
