@@ -9,30 +9,37 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
-from tests.workflow import ROOT
+from tests.workflow import ROOT, copy_workflow
 
 CONDA_BIN = ROOT / "tests" / "data" / "conda" / "bin"
 CLUSTER = "config/examples/cluster.yaml"
+CONDA_JOBS = str(ROOT / "tests" / "conda_jobs.py")
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
+@pytest.fixture
+def wd(tmp_path) -> Path:
+    return copy_workflow(tmp_path / "wf")
+
+
+def _run(wd: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=os.pathsep.join([str(CONDA_BIN), str(Path(sys.executable).parent), os.environ["PATH"]]))
-    proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, *args], cwd=wd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
 
 
-def test_list_conda_envs_names_the_four_envs():
-    out = _run("-m", "snakemake", "--sdm", "conda", "--list-conda-envs", f"--configfile={CLUSTER}",
+def test_list_conda_envs_names_the_four_envs(wd):
+    out = _run(wd, "-m", "snakemake", "--sdm", "conda", "--list-conda-envs", f"--configfile={CLUSTER}",
                "--config", "software=conda").stdout
     envs = sorted(line.split("\t")[0] for line in out.splitlines()[1:] if line.strip())
     assert envs == ["envs/captioning.yaml", "envs/core.yaml", "envs/hf.yaml", "envs/vllm.yaml"], out
 
 
-def test_each_job_gets_the_env_of_its_work():
-    rows = [line.split("\t") for line in _run("tests/conda_jobs.py", CLUSTER).stdout.splitlines() if "\t" in line]
+def test_each_job_gets_the_env_of_its_work(wd):
+    rows = [line.split("\t") for line in _run(wd, CONDA_JOBS, CLUSTER).stdout.splitlines() if "\t" in line]
     models = yaml.safe_load((ROOT / CLUSTER).read_text())["models"]
     generate = {wc.removeprefix("model="): env for rule, wc, env in rows if rule.startswith("generate_")}
     # every model has one generate job, in its own env
@@ -48,15 +55,15 @@ def test_each_job_gets_the_env_of_its_work():
     assert others == {"envs/core.yaml"}, others
 
 
-def test_containerize_renders_every_env():
-    out = _run("-m", "snakemake", "--containerize", f"--configfile={CLUSTER}", "--config", "software=conda").stdout
+def test_containerize_renders_every_env(wd):
+    out = _run(wd, "-m", "snakemake", "--containerize", f"--configfile={CLUSTER}", "--config", "software=conda").stdout
     assert out.startswith("FROM condaforge/miniforge3")
     for env in ("captioning", "core", "hf", "vllm"):
         assert f"source: envs/{env}.yaml" in out
     assert out.count("conda env create") == 4
 
 
-def test_an_llm_judge_scores_in_its_own_env(tmp_path):
+def test_an_llm_judge_scores_in_its_own_env(wd, tmp_path):
     cfg = yaml.safe_load((ROOT / CLUSTER).read_text())
     cfg["models"]["judge-hf"] = {"backend": "hf", "model_id": "Qwen/Qwen2.5-7B-Instruct", "family": "text", "env": "hf",
                                  "conditions": ["no-audio"], "tasks": ["pitch-order"], "resources": {"gpus": 1}}
@@ -64,7 +71,7 @@ def test_an_llm_judge_scores_in_its_own_env(tmp_path):
                                      "models": ["qwen2-audio-7b"],
                                      "scoring": {"kind": "judge", "judge_model": "judge-hf", "prompt": "sqqa"}}
     (tmp_path / "judged.yaml").write_text(yaml.safe_dump(cfg))
-    rows = [line.split("\t") for line in _run("tests/conda_jobs.py", str(tmp_path / "judged.yaml")).stdout.splitlines()
+    rows = [line.split("\t") for line in _run(wd, CONDA_JOBS, str(tmp_path / "judged.yaml")).stdout.splitlines()
             if "\t" in line]
     judged = {(rule, env) for rule, wc, env in rows if "task=clotho-judged" in wc and rule.startswith("score")}
     assert judged == {("score_open_hf", "envs/hf.yaml")}

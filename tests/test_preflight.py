@@ -6,6 +6,7 @@ import yaml
 
 from lalmbench.config import ConfigError, Run, validate_config
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
+from tests.workflow import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
 PARTITIONS = ROOT / "tests" / "data" / "slurm" / "partitions.yaml"
@@ -71,8 +72,8 @@ def test_config_errors_name_the_files_actually_used(tmp_path):
 
     bad = tmp_path / "mine.yaml"
     bad.write_text(yaml.safe_dump(_cfg(backend="randm")))
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", f"--configfile={bad}"], cwd=ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", f"--configfile={bad}"],
+                          cwd=copy_workflow(tmp_path / "wf"), capture_output=True, text=True)
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert f"invalid config ({bad} + --config overrides):" in out

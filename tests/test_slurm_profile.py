@@ -180,9 +180,9 @@ def test_gpu_flags_and_partition_only_on_the_gpu_job(slurm_run):
     assert _flag(cpu["argv"], "--cpus-per-task") == "1"
 
 
-def test_long_profile_path_still_works():
+def test_long_profile_path_still_works(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "-n", "results/all.tsv"],
-                          cwd=ROOT, env=fake_slurm_env(Path("/nonexistent")), capture_output=True, text=True)
+                          cwd=copy_workflow(tmp_path), env=fake_slurm_env(Path("/nonexistent")), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Using profiles profiles/slurm and workflow specific profile" in proc.stderr
 

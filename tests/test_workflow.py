@@ -10,14 +10,14 @@ import yaml
 from tests.workflow import ROOT, copy_workflow, planned_jobs, snakemake
 
 
-def test_lint_is_clean():
-    proc = snakemake(ROOT, "--lint", check=False)
+def test_lint_is_clean(tmp_path):
+    proc = snakemake(copy_workflow(tmp_path), "--lint", check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Lints for" not in proc.stdout + proc.stderr
 
 
-def test_dry_run_of_default_target_plans_every_run():
-    out = snakemake(ROOT, "-n", "--forceall", "results/all.tsv").stdout
+def test_dry_run_of_default_target_plans_every_run(tmp_path):
+    out = snakemake(copy_workflow(tmp_path), "-n", "results/all.tsv").stdout
     jobs = planned_jobs(out)
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     n_runs = len(cfg["tasks"]) * 5  # random: audio + no-audio; text-prior: no-audio; cascade: audio + silence
@@ -28,9 +28,9 @@ def test_dry_run_of_default_target_plans_every_run():
     assert sum(j["rule"] == "aggregate" for j in jobs) == 1
 
 
-def test_rulegraph_with_target_first_is_a_dot_digraph_of_the_rules():
+def test_rulegraph_with_target_first_is_a_dot_digraph_of_the_rules(tmp_path):
     # README's command: the target goes before --rulegraph (which takes an optional format)
-    dot = snakemake(ROOT, "results/all.tsv", "--rulegraph").stdout
+    dot = snakemake(copy_workflow(tmp_path), "results/all.tsv", "--rulegraph").stdout
     assert dot.startswith("digraph snakemake_dag {") and dot.rstrip().endswith("}")
     nodes = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot, re.M))
     assert {"aggregate", "score"} <= set(nodes.values())
@@ -196,8 +196,8 @@ def test_random_baseline_is_at_chance_on_a_large_set(tmp_path):
     assert agree.ci_low <= 0.25 <= agree.ci_high
 
 
-def test_venv_mode_builds_each_env_once_and_rules_use_its_python():
-    out = snakemake(ROOT, "-n", "-p", "--forceall", "--config", "software=venv", "--", "results/all.tsv").stdout
+def test_venv_mode_builds_each_env_once_and_rules_use_its_python(tmp_path):
+    out = snakemake(copy_workflow(tmp_path), "-n", "-p", "--config", "software=venv", "--", "results/all.tsv").stdout
     jobs = planned_jobs(out)
     builds = [j for j in jobs if j["rule"] == "build_venv"]
     assert [j["wildcards"]["env"] for j in builds] == ["core"]

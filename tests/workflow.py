@@ -13,6 +13,9 @@ COPY = ["Snakefile", "rules", "scripts", "lalmbench", "config", "resources", "en
 
 
 def copy_workflow(dest: Path) -> Path:
+    """Every test that runs Snakemake runs it here, never in the working tree: a finished `make run`
+    (or a killed one's locks and metadata) there must not change what a test sees."""
+    dest.mkdir(parents=True, exist_ok=True)
     for name in COPY:
         src = ROOT / name
         if src.is_symlink():  # ./slurm -> profiles/slurm: `--profile slurm` from the repo root

@@ -1,10 +1,13 @@
-"""Figure tables against hand computation, and each figure drawn to a non-empty file."""
+"""Figure tables against hand computation, and what each figure draws (bar heights, error bars,
+level lines, cell values, tick labels and titles read back from the matplotlib Figure)."""
 import math
 
+import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binomtest
+from matplotlib.container import BarContainer
 from statsmodels.stats.proportion import proportion_confint
 
 from lalmbench.plots.accuracy import floor_table, plot_accuracy
@@ -13,8 +16,9 @@ from lalmbench.plots.paired import paired_table, plot_paired
 from lalmbench.plots.parsing import confusion_table, parse_stage_table, plot_confusion, plot_parse_stages
 from lalmbench.plots.reliance import ALL_TASKS, plot_reliance, reliance_table
 from lalmbench.plots.robustness import circular_table, plot_robustness, position_table, spread_table
-from lalmbench.plots.style import save
+from lalmbench.plots.style import plt, save
 from lalmbench.plots.temporal import iou_table, plot_temporal, temporal_table
+from tests.plots.svg import svg_texts
 
 N = 10
 GOLD = list("ABABABABAB")
@@ -154,26 +158,154 @@ def test_floor_is_best_no_audio_accuracy():
     assert (f["floor"], f["floor_model"]) == (0.55, "b")
 
 
-def test_every_figure_draws_a_file(decisions, tmp_path):
-    tsv = pd.DataFrame({"model": "m1", "dataset": "d", "task": "t1", "condition": ["audio", "no-audio"],
-                        "prompt": "p1", "metric": "accuracy", "value": [0.8, 0.5], "ci_low": [0.5, 0.2],
-                        "ci_high": [0.95, 0.8], "chance": 0.5, "n": 10})
-    figs = {"reliance": plot_reliance(decisions), "paired": plot_paired(decisions),
-            "confusion": plot_confusion(decisions), "stages": plot_parse_stages(decisions),
-            "temporal": plot_temporal(decisions), "robustness": plot_robustness(tsv, decisions, None),
-            "accuracy": plot_accuracy(tsv)}
-    for name, fig in figs.items():
+def _bars(ax) -> dict[str, list[float]]:
+    """Bar heights of each labelled bar series on ``ax``, left to right."""
+    return {c.get_label(): [p.get_height() for p in c.patches] for c in ax.containers if isinstance(c, BarContainer)}
+
+
+def _whiskers(ax, label: str) -> list[tuple[float, float]]:
+    """(low, high) end of each error bar of the bar series ``label``."""
+    c = next(c for c in ax.containers if isinstance(c, BarContainer) and c.get_label() == label)
+    return [(seg[0][1], seg[1][1]) for seg in c.errorbar.lines[2][0].get_segments()]
+
+
+def _ticks(ax, axis: str = "x") -> list[str]:
+    return [t.get_text() for t in (ax.get_xticklabels() if axis == "x" else ax.get_yticklabels())]
+
+
+def _panels(fig) -> dict[str, object]:
+    return {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_reliance_figure_draws_each_runs_accuracy_and_interval(decisions):
+    panels = _panels(plot_reliance(decisions))
+    assert list(panels) == ["m1 (prompt p1)", "m2 (prompt p1)"]
+    m1, m2 = panels.values()
+    assert _ticks(m1) == ["t1"]
+    assert _bars(m1) == {"audio": [0.8], "no-audio": [0.5]} and _bars(m2) == {"audio": [0.6]}
+    np.testing.assert_allclose(_whiskers(m1, "audio"), [_wilson(8, 10)])
+    np.testing.assert_allclose(_whiskers(m1, "no-audio"), [_wilson(5, 10)])
+    assert "*" not in [t.get_text() for t in m1.texts]  # McNemar p = 0.25
+    strong = pd.DataFrame(_run("m1", "audio", set(range(N))) + _run("m1", "no-audio", set()))
+    [ax] = plot_reliance(strong).axes
+    [star] = [t for t in ax.texts if t.get_text() == "*"]  # p = 0.002: starred over the no-audio bar
+    [bar] = next(c for c in ax.containers if c.get_label() == "no-audio").patches
+    assert star.get_position()[0] == pytest.approx(bar.get_x() + bar.get_width() / 2)
+
+
+def test_accuracy_figure_draws_bars_intervals_chance_and_floor():
+    tsv = pd.DataFrame({"model": ["m1", "m1", "m2", "m2"], "dataset": "d", "task": ["t1", "t1", "t1", "t2"],
+                        "condition": ["audio", "no-audio", "audio", "audio"], "prompt": "p1", "metric": "accuracy",
+                        "value": [0.8, 0.5, 0.6, 0.7], "ci_low": [0.5, 0.2, 0.3, 0.4],
+                        "ci_high": [0.95, 0.8, 0.85, 0.9], "chance": [0.5, 0.5, 0.5, 0.25], "n": 10})
+    panels = _panels(plot_accuracy(tsv))
+    assert list(panels) == ["condition: audio", "condition: no-audio"]
+    audio, no_audio = panels.values()
+    assert _ticks(audio) == ["t1", "t2"]
+    assert _bars(audio) == {"m1": [0.8], "m2": [0.6, 0.7]} and _bars(no_audio) == {"m1": [0.5]}
+    np.testing.assert_allclose(_whiskers(audio, "m2"), [(0.3, 0.85), (0.4, 0.9)])
+
+    def levels(ax, color):  # the y of each dashed/dotted level line, per task
+        return [seg[0][1] for c in ax.collections if c.get_linestyle() and c.get_color()[0].tolist() ==
+                list(matplotlib.colors.to_rgba(color)) for seg in c.get_segments()]
+
+    assert levels(audio, "0.3") == [0.5, 0.25]  # chance per task
+    assert levels(audio, "tab:red") == [0.5]  # the best no-audio accuracy on t1; t2 has no floor
+    assert levels(no_audio, "tab:red") == []
+    assert {t.get_text() for t in audio.get_legend().get_texts()} == {"m1", "m2", "chance", "no-audio floor (best)"}
+
+
+def test_paired_figure_shows_row_minus_column_differences(decisions):
+    [ax] = [a for a in plot_paired(decisions).axes if a.get_title()]
+    assert ax.get_title() == "row minus column accuracy [audio]"
+    assert _ticks(ax) == ["m1", "m2"] and _ticks(ax, "y") == ["m1", "m2"]
+    np.testing.assert_allclose(np.ma.filled(ax.images[0].get_array(), np.nan), [[np.nan, 0.2], [-0.2, np.nan]])
+    assert sorted(t.get_text() for t in ax.texts) == ["+0.20\nn=10", "-0.20\nn=10"]  # p = 0.5: no star
+
+
+def test_confusion_figure_shows_counts_and_row_shares(decisions):
+    panels = _panels(plot_confusion(decisions))
+    m1, m2 = panels["m1 [audio]"], panels["m2 [audio]"]
+    assert _ticks(m2) == ["A", "B", "unparsed"] and _ticks(m2, "y") == ["A", "B"]
+    assert [t.get_text() for t in m2.texts] == ["3", "2", "0", "1", "3", "1"]
+    np.testing.assert_allclose(m2.images[0].get_array(), [[0.6, 0.4, 0.0], [0.2, 0.6, 0.2]])
+    assert _ticks(m1) == ["A", "B"] and [t.get_text() for t in m1.texts] == ["4", "1", "1", "4"]
+
+
+def test_parse_stage_figure_stacks_each_runs_shares(decisions):
+    [ax] = plot_parse_stages(decisions).axes
+    assert _ticks(ax) == ["m1\n[audio]", "m1\n[no-audio]", "m2\n[audio]"]
+    bars = _bars(ax)
+    assert list(bars) == ["exact-label", "label-pattern", "unparseable"]  # stages no answer used are left out
+    assert bars["exact-label"] == pytest.approx([0.8, 0.5, 0.6])
+    assert bars["label-pattern"] == pytest.approx([0.2, 0.5, 0.3])
+    assert bars["unparseable"] == pytest.approx([0.0, 0.0, 0.1])
+    stacked = next(c for c in ax.containers if c.get_label() == "unparseable")
+    assert [p.get_y() for p in stacked.patches] == pytest.approx([1.0, 1.0, 0.9])
+
+
+def test_temporal_figure_plots_accuracy_per_bin(decisions):
+    panels = _panels(plot_temporal(decisions))
+    assert list(panels) == ["by gap_s (t1)", "by overlap (t1)"]
+    gap, overlap = panels.values()
+    assert _ticks(gap) == ["[0, 0.25)", "[0.25, 0.5)", "[0.5, 1)", "[1, 2)", ">= 2"]
+    series = {c.get_label(): list(c.lines[0].get_ydata()) for c in gap.containers}
+    # m1 audio right on items 0-7, no-audio on 3-7; two items per bin (see test_temporal_bins_by_hand)
+    assert series["m1 [audio]"] == [0.5, 1.0, 0.5, 1.0, 1.0]
+    assert series["m1 [no-audio]"] == [0.0, 0.0, 0.5, 1.0, 1.0]
+    assert [t.get_text() for t in gap.texts][:5] == ["n=2"] * 5
+    assert _ticks(overlap) == ["False", "True"]
+    m1 = next(c for c in overlap.containers if c.get_label() == "m1 [audio]")
+    assert list(m1.lines[0].get_ydata()) == pytest.approx([5 / 6, 3 / 4])
+
+
+def test_robustness_figure_panels(decisions):
+    one_prompt = pd.DataFrame({"model": "m1", "dataset": "d", "task": "t1", "condition": "audio", "prompt": "p1",
+                               "metric": "accuracy", "value": [0.8]})
+    circ_ax, spread_ax, pos_ax = plot_robustness(one_prompt, decisions, None).axes
+    assert "no CircularEval sweep" in circ_ax.texts[0].get_text()
+    assert "no prompt spread to show" in spread_ax.texts[0].get_text()
+    bars = {k.split(" (")[0]: v for k, v in _bars(pos_ax).items()}
+    assert list(bars) == ["gold share", "m1 predicted", "m2 predicted"]
+    np.testing.assert_allclose(list(bars.values()), [[0.5, 0.5], [0.5, 0.5], [4 / 9, 5 / 9]])
+    assert _ticks(pos_ax) == ["A", "B"]
+
+    prompts = pd.DataFrame({"model": "m", "dataset": "d", "task": "t", "condition": "audio", "metric": "accuracy",
+                            "prompt": ["p1", "p2", "p3"], "value": [0.5, 0.7, 0.6]})
+    circular = pd.DataFrame({"model": "m", "dataset": "d", "task": "t", "condition": "audio", "prompt": "p1",
+                             "metric": ["circular_accuracy", "circular_plain_accuracy"], "value": [0.4, 0.7],
+                             "ci_low": [0.2, 0.5], "ci_high": [0.6, 0.8], "n": [10, 40], "chance": [0.0625, 0.5]})
+    circ_ax, spread_ax, _ = plot_robustness(prompts, decisions, circular).axes
+    assert _bars(circ_ax) == {"plain (all shifts)": [0.7], "circular (every shift right)": [0.4]}
+    np.testing.assert_allclose(_whiskers(circ_ax, "circular (every shift right)"), [(0.2, 0.6)])
+    assert _ticks(circ_ax) == ["m · t/audio"]
+    [span] = spread_ax.collections[0].get_segments()
+    assert span[:, 1].tolist() == pytest.approx([0.5, 0.7]) and list(spread_ax.lines[0].get_ydata()) == pytest.approx([0.6])
+
+
+def test_a_saved_figure_carries_its_titles_and_tick_labels(decisions, tmp_path):
+    for name, fig in {"reliance": plot_reliance(decisions), "confusion": plot_confusion(decisions),
+                      "temporal": plot_temporal(decisions)}.items():
+        expected = {ax.get_title() for ax in fig.axes if ax.get_title()} | {
+            t for ax in fig.axes for t in _ticks(ax) if t}
         save(fig, str(tmp_path / f"{name}.png"), str(tmp_path / f"{name}.svg"))
-        assert (tmp_path / f"{name}.png").stat().st_size > 5000, name
-        assert "<svg" in (tmp_path / f"{name}.svg").read_text()[:2000]
+        assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert expected <= svg_texts(tmp_path / f"{name}.svg"), name
 
 
-def test_figures_degrade_without_inputs(tmp_path):
+def test_figures_without_inputs_say_why():
     empty = pd.DataFrame(columns=["model", "dataset", "task", "condition", "prompt", "id", "correct", "outcome"])
-    for name, fig in {"temporal": plot_temporal(empty), "paired": plot_paired(empty),
-                      "reliance": plot_reliance(empty), "confusion": plot_confusion(empty)}.items():
-        save(fig, str(tmp_path / f"{name}.png"), str(tmp_path / f"{name}.svg"))
-        assert (tmp_path / f"{name}.png").stat().st_size > 1000
+    for fig, why in [(plot_temporal(empty), "no items carry temporal meta"),
+                     (plot_paired(empty), "fewer than two models share a condition: nothing to compare"),
+                     (plot_reliance(empty), "no scored runs"), (plot_confusion(empty), "no multiple-choice decisions")]:
+        [ax] = fig.axes
+        assert ax.texts[0].get_text().startswith(why)
 
 
 def test_collect_decisions_keys_and_mixed_meta(tmp_path):
