@@ -37,7 +37,7 @@ def parse_size(value: Any, key: str) -> int:
 
 
 def megabytes(n: int) -> str:
-    return f"{n / 1e6:,.1f} MB"
+    return f"{n / 1e6:,.2f} MB"
 
 
 @dataclass(frozen=True)
