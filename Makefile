@@ -35,7 +35,8 @@ test-core: $(VENV)/.installed $(ENVS)/captioning/.ready $(ENVS)/hf/.ready
 	$(VENV)/bin/python -m pytest
 
 test-hf: $(ENVS)/hf/.ready
-	PYTHONPATH=. $(ENVS)/hf/bin/python -m pytest -p no:cacheprovider tests/models/test_hf_families.py -q
+	PYTHONPATH=. $(ENVS)/hf/bin/python -m pytest -p no:cacheprovider tests/models/test_hf_families.py \
+	  tests/models/test_attention_hf.py -q
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
 test-fast: $(VENV)/.installed

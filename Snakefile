@@ -38,6 +38,7 @@ include: "rules/figures_common.smk"
 include: "rules/figures.smk"
 include: "rules/browser.smk"
 include: "rules/analysis.smk"
+include: "rules/attention.smk"
 
 
 rule all:

@@ -40,6 +40,29 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
             tmp_path.unlink()
 
 
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temp directory beside ``path``; on success it replaces ``path`` (an old one included)
+    by renames, so a reader sees the old directory or the complete new one, never a partial one."""
+    import shutil
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    old = None
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.replace(path, old / "d")
+        os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, old):
+            if leftover is not None and leftover.exists():
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
 def dumps_json(obj: Any) -> str:
     """Canonical JSON (sorted keys) so equal content gives byte-identical files."""
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json_default)

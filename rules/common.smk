@@ -6,7 +6,7 @@ BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the lalmbench package, importable without installing it
 
 from lalmbench import rulegrid
-from lalmbench.config import canonical, iter_runs, model_max_error_rate, run_hash, validate_config
+from lalmbench.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
@@ -208,3 +208,38 @@ def agreement_pairs():
 
 def agreement_targets():
     return ["results/tables/agreement.tsv"] if agreement_pairs() else []
+
+
+# --- attention capture (rules/attention.smk; models.<name>.attention, hf only) ------------------
+from lalmbench.attention.plan import attention_models, capture_specs, manifest_path as attention_manifest
+
+ATTENTION_MODELS = attention_models(config["models"])
+try:
+    ATTENTION_SPECS = {m: capture_specs(m, model_cfg(m), RUNS) for m in ATTENTION_MODELS}
+except ValueError as e:  # a bad attention block fails before any job runs, naming the key
+    raise ConfigError(f"invalid config ({' + '.join(CONFIG_FILES)}):\n  {e}") from None
+
+
+def attention_models_in_env(env):
+    return [m for m in ATTENTION_MODELS if model_cfg(m)["env"] == env]
+
+
+def attention_specs(model):
+    return ATTENTION_SPECS[model]
+
+
+def attention_capture_inputs(w):
+    specs = ATTENTION_SPECS[w.model]
+    return {"env": env_ready(model_env(w)),
+            "task_items": sorted({f"results/tasks/{d}/{t}.jsonl" for d, t, _, _ in specs}),
+            "manifests": sorted({f"results/audio/{d}/{t}.manifest.json" for d, t, _, _ in specs}),
+            "templates": sorted({prompt_path(p) for _, _, _, p in specs})}
+
+
+def attention_targets():
+    """Per-model heatmaps and tables plus the audio-share summary, when a model sets attention:."""
+    if not ATTENTION_MODELS:
+        return []
+    return ([f"results/figures/attention/{m}" for m in ATTENTION_MODELS]
+            + [f"results/figures/attention_audio_share.{ext}" for ext in ("png", "svg")]
+            + ["results/tables/attention_audio_share.tsv"])
