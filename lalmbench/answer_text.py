@@ -101,6 +101,10 @@ def repetition_loop(text: str) -> tuple[int, int] | None:
         for block in (text[start:start + p] * max(1, 4096 // p), text[start:start + p]):
             while start >= len(block) and text[start - len(block):start] == block:
                 start -= len(block)
+    if start > 0 and not text[start - 1].isspace():  # begin the unit at a word: "The answer is B. "
+        ws = re.search(r"\s\S", text[start:start + p])
+        if ws:
+            start += ws.start() + 1
     return start, p
 
 
