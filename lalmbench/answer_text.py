@@ -124,7 +124,13 @@ _UNCERTAIN = re.compile(
     r"(?i:\bnot\s+(?:sure|certain)|\bunsure\b|\buncertain\b|\bi\s+(?:do\s+not|don't)\s+know\b"
     r"|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|impossible\s+to|not\s+possible\s+to|hard\s+to"
     r"|difficult\s+to)\s+(?:determine|tell|answer|identify|say|decide|know|judge|be\s+sure))")
-_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|guess|might|could)\b)")
+_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|guess|might|could|may\s+be)\b)")
+
+
+def hedged(masked: str, start: int, end: int) -> bool:
+    """Whether a sentence hedges ("it might be X", "X, though a third might be hidden"): a
+    conclusion that hedges commits to nothing."""
+    return _HEDGE.search(masked, start, end) is not None
 # refusals of the task itself veto the whole output (a guess after "I cannot hear audio" is luck)
 _REFUSAL = re.compile(
     r"(?i:\bi\s*(?:'m|am)\s+sorry\b|\bi\s+apologi[sz]e\b|\bas\s+an?\s+(?:ai\b|text[- ]based|language\s+model"
@@ -147,19 +153,22 @@ ANSWER_IS = re.compile(
     r"(?:choose|pick|select|go\s+with)\b)|答案\s*(?:是|为|:|应该是|应为)?|选择?")
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each non-blank sentence: ends at ``.!?`` + space, CJK stops, newlines."""
+def sentence_spans(text: str, content: str | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text`` that is not blank in ``content`` (default ``text``;
+    pass the original when ``text`` has spans blanked so that no sentence ends inside them):
+    sentences end at ``.!?`` + space, CJK stops, newlines."""
+    content = text if content is None else content
     spans, i = [], 0
     for m in _SENTENCE_END.finditer(text):
-        if m.start() > i and text[i:m.start()].strip():
+        if m.start() > i and content[i:m.start()].strip():
             spans.append((i, m.start()))
         i = m.end()
-    if i < len(text) and text[i:].strip():
+    if i < len(text) and content[i:].strip():
         spans.append((i, len(text)))
     return spans
 
 
-def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
+def blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """``text`` with these spans replaced by spaces (same length, so offsets stay valid)."""
     if not spans:
         return text
@@ -226,9 +235,10 @@ def vetoes(text: str, masked: str) -> Vetoes:
     uncertain = set()
     for pos in unc:
         s, e = around(pos, sent_cuts)
-        if _AUDIO_WORDS.search(masked, s, e):
-            return Vetoes(masked[s:e].strip(), (), ())
-        uncertain.add(around(pos, cuts))
+        a, b = around(pos, cuts)
+        if _AUDIO_WORDS.search(masked, a, b):
+            return Vetoes(masked[a:b].strip(), (), ())
+        uncertain.add((a, b))
         # clauses of the same sentence that only hedge ("not sure, maybe C") are uncertain too
         k = bisect_right(cuts, s)
         lo = k - 1 if k and cuts[k - 1] == s else k

@@ -168,12 +168,12 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         ("option-word", re.compile(rf"(?i:\b(?:option|choice|letter)\s+){lab}")),
         ("trailing", re.compile(rf"(?:^|\s){lab}[.!]?\s*$")),
     )
-    hedge = re.compile(rf"{lab}[)\]]?\s*(?:,\s*)?(?i:or|and|/|&)\s*(?i:option\s+)?[(\[]?"
+    hedge = re.compile(rf"{lab}[)\]]?\s*(?:,\s*)?(?i:or|and|/|&|或|和|还是)\s*(?i:option\s+)?[(\[]?"
                        rf"(?<![A-Za-z0-9])(?:{alt})(?![A-Za-z0-9])")
     loose = re.compile(lab)
     labelled_line = re.compile(rf"(?m)^[ \t>*\-]*[(\[]?{lab}[)\]]?[ \t]*[.):\-][ \t]*(?P<rest>[^\n]{{1,300}})$")
     # "(B) a short pause", "B: text", "B) text" anywhere: the words right after the label
-    labelled_prefix = re.compile(rf"(?:{plab}|{lab}[ \t]*[):])[ \t]*(?:[.:\-][ \t]*)?(?P<rest>[^\n.!?;]{{1,200}})")
+    labelled_prefix = re.compile(rf"(?:{plab}|{lab}[ \t]*(?:[):,]|[ \t][-–—]))[ \t]*(?:[.:\-][ \t]*)?(?P<rest>[^\n.!?;]{{1,200}})")
     # "Answer: B. two beeps": a label, a period and the rest of its line
     labelled_period = re.compile(rf"{lab}\.[ \t]+(?P<rest>[^\n]{{1,200}})$", re.M)
     return _LabelRegexes(labels, lower, explicit, formatted, hedge, loose, labelled_line, labelled_prefix,
@@ -360,14 +360,23 @@ def _last(pattern: re.Pattern, text: str):
     return m
 
 
+_LABELLED_BEFORE = re.compile(r"(?:\b(?i:option|choice)\s+|[(\[]|^|\s)(?P<l>[A-Za-z])[)\].:,]?\s*(?i:(?:a|an|the)\s+)?$")
+
+
+def _labelled(text: str, pos: int, label: str) -> bool:
+    """Whether the option text at ``pos`` follows its own label ("Option A, ...", "(A) ...", "A. ...")."""
+    m = _LABELLED_BEFORE.search(text[max(0, pos - 16):pos])
+    return m is not None and m.group("l").upper() == label
+
+
 def _contrast(a: at.OptionPhrase, b: at.OptionPhrase) -> bool:
     """Options that differ by a modifier ("female singer" / "male singer", "two beeps" / "one beep"):
     describing one excludes the other."""
     return bool((set(a.words) & set(b.words)) - at.ARTICLES)
 
 
-def _conclusion(text: str, masked: str, phrases: Sequence[at.OptionPhrase], v: at.Vetoes) -> _Conclusion | None:
-    sentences = at.sentence_spans(text)
+def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[at.OptionPhrase],
+                v: at.Vetoes) -> _Conclusion | None:
     if not sentences:
         return None
     tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text)
@@ -389,6 +398,9 @@ def _conclusion(text: str, masked: str, phrases: Sequence[at.OptionPhrase], v: a
         if ans is not None and at.find_options(text, a + ans.end(), b, phrases):
             a = a + ans.end()
     named = at.named_options(text, a, b, phrases, v)
+    s0, e0 = sentences[k] if tag is None else (a, b)
+    if named.asserted and at.hedged(masked, s0, e0):
+        return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
     if len(named.asserted) > 1:
         return _Conclusion(None, f"{where} names several options ({sorted(named.asserted)})", hard=True)
     if not named.asserted:
@@ -412,20 +424,22 @@ def _conclusion(text: str, masked: str, phrases: Sequence[at.OptionPhrase], v: a
     return _Conclusion(label, where, pos=pos)
 
 
-def _contradicted(text: str, masked: str, label: str, pos: int, phrases: Sequence[at.OptionPhrase],
+def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label: str, pos: int,
+                  phrases: Sequence[at.OptionPhrase],
                   v: at.Vetoes) -> str | None:
     """Why a label read at ``pos`` is contradicted by the text around it, or None: its sentence or
     the one before asserts a contrasting option ("... a solo female singer. The answer is B." with B
     "Male singer"), or a later conclusion sentence names another option."""
     by_label = {p.label: p for p in phrases}
     mine = by_label.get(label)
-    sentences = at.sentence_spans(text)
     k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
     if k is None:
         return None
     if mine is not None:
         for s, e in sentences[max(0, k - 1):k + 1]:
-            named = at.named_options(text, s, e, phrases, v).asserted
+            # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
+            named = {lab for lab, a, _ in at.named_options(text, s, e, phrases, v).spans
+                     if not _labelled(text, a, lab)}
             if len(named) == 1 and label not in named:
                 other, = named
                 if other in by_label and _contrast(mine, by_label[other]):
@@ -560,7 +574,10 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                 return ParseResult(upper, "exact-label", "lower-case label")
 
     phrases = at.option_phrases(opts)
-    masked = at._blank(text, at.quoted_spans(text) + at.option_spans(text, phrases))
+    ospans = at.option_spans(text, phrases)
+    masked = at.blank(text, at.quoted_spans(text) + ospans)
+    # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
+    sentences = at.sentence_spans(at.blank(text, ospans), text)
     v = at.vetoes(text, masked)
 
     lr = None
@@ -569,16 +586,16 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
         if lr is not None and lr.kind == "explicit":
-            why = _contradicted(text, masked, lr.label, lr.pos, phrases, v)
+            why = _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
             return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
 
     concl = None
     if not v.refusal and ("conclusion" in stages or (lr is not None and lr.kind == "formatted")):
-        concl = _conclusion(text, masked, phrases, v)
+        concl = _conclusion(text, masked, sentences, phrases, v)
     if lr is not None and lr.kind == "formatted":
         if concl is not None and concl.label is not None and concl.label != lr.label:
             return _unparseable(f"label {lr.label} but the {concl.reason} names option {concl.label}")
-        why = _contradicted(text, masked, lr.label, lr.pos, phrases, v)
+        why = _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
         return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
 
     stripped = text.strip().strip("\"'`*").strip()
