@@ -301,25 +301,27 @@ class OptionPhrase:
         return len(self.raw) <= 2
 
 
+@lru_cache(maxsize=1 << 16)
+def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
+    """(stemmed content words, raw text, compiled pattern) of one option text, cached per text:
+    option texts recur across items with different option sets."""
+    raw = text.strip()
+    words = tuple(stem(t) for t in _TOKEN.findall(raw))
+    if not words:
+        return None
+    content = tuple(w for w in words if w not in ARTICLES) or words
+    if len(raw) <= 2:
+        return content, raw, re.compile(_literal_first([raw]) + r"(?![\w#])")
+    first, *rest = content
+    body = "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in rest)
+    return content, raw, re.compile(_literal_first(_forms(first)) + body + r"(?![\w#])")
+
+
 @lru_cache(maxsize=4096)
 def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...]:
     """Each option's text as a whole-word pattern: case, plural and article-insensitive, any
     punctuation between words ("Orson, Rosa" is "orson rosa"), quotes ignored."""
-    out = []
-    for label, text in opts:
-        raw = text.strip()
-        words = tuple(stem(t) for t in _TOKEN.findall(raw))
-        content = tuple(w for w in words if w not in ARTICLES) or words
-        if not words:
-            continue
-        if len(raw) <= 2:
-            pat = re.compile(_literal_first([raw]) + r"(?![\w#])")
-        else:
-            first, *rest = content
-            body = "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in rest)
-            pat = re.compile(_literal_first(_forms(first)) + body + r"(?![\w#])")
-        out.append(OptionPhrase(label, content, raw, pat))
-    return tuple(out)
+    return tuple(OptionPhrase(label, *ph) for label, text in opts if (ph := _phrase(text)) is not None)
 
 
 def _article_not_option(text: str, a: int, b: int, start: int) -> bool:
@@ -335,7 +337,7 @@ def _article_not_option(text: str, a: int, b: int, start: int) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _lower(text: str) -> str:
+def lower_same_length(text: str) -> str:
     """Lower-cased text with the same offsets (characters whose lower case is longer, like "İ",
     are left as they are)."""
     low = text.lower()
@@ -349,7 +351,7 @@ def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase
     inside a longer option's occurrence is dropped ("piano and violin" names that option, not
     "piano"). One compiled regex per option: C-speed over long outputs."""
     hits = []
-    low = _lower(text)
+    low = lower_same_length(text)
     for p in phrases:
         for m in p.pattern.finditer(text if p.short else low, start, end):
             if p.short and _article_not_option(text, m.start(), m.end(), start):
@@ -372,7 +374,7 @@ def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase
 def starts_with_option(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> str | None:
     """Label of the option whose text ``text[start:end]`` begins with (the longest one), if any."""
     best = None
-    low = _lower(text)
+    low = lower_same_length(text)
     skip = re.match(r"[\W_]*(?:(?:a|an|the)[\W_]+)?", low[start:end])
     start += skip.end() if skip else 0
     for p in phrases:

@@ -173,7 +173,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
     loose = re.compile(lab)
     labelled_line = re.compile(rf"(?m)^[ \t>*\-]*[(\[]?{lab}[)\]]?[ \t]*[.):\-][ \t]*(?P<rest>[^\n]{{1,300}})$")
     # "(B) a short pause", "B: text", "B) text" anywhere: the words right after the label
-    labelled_prefix = re.compile(rf"(?:{plab}|{lab}[ \t]*(?:[):,]|[ \t][-–—]))[ \t]*(?:[.:\-][ \t]*)?(?P<rest>[^\n.!?;]{{1,200}})")
+    labelled_prefix = re.compile(rf"(?:{plab}|{lab}[ \t]*(?:[):,]|[ \t][-–—]))[ \t]*(?:[.:\-][ \t]*)?"
+                                 rf"(?P<rest>[^\n.!?;]{{1,200}})")
     # "Answer: B. two beeps": a label, a period and the rest of its line
     labelled_period = re.compile(rf"{lab}\.[ \t]+(?P<rest>[^\n]{{1,200}})$", re.M)
     return _LabelRegexes(labels, lower, explicit, formatted, hedge, loose, labelled_line, labelled_prefix,
@@ -197,19 +198,22 @@ def _is_negated(text: str, start: int) -> bool:
     return bool(_NEG_BEFORE.search(text[max(0, start - 24):start]))
 
 
-def _scrub_option_texts(text: str, option_texts: Sequence[str]) -> str:
+def _scrub_option_texts(text: str, option_texts: tuple[str, ...]) -> str:
     """Blank out option texts quoted back ("B. A dog barks"), so the article in an option text is
     never read as label A. Texts of one short token (music notes "C#") are kept: there the label
-    reading is ambiguous anyway and exact-label decides. Same length: offsets stay valid."""
+    reading is ambiguous anyway and exact-label decides. Same length: offsets stay valid.
+    Plain substring search (no regex to compile per option set)."""
     if len(text) <= 3 and " " not in text:
         return text
-    lowered = text.lower()
-    stripped = (t.strip() for t in option_texts)
-    present = [t for t in stripped if (len(t) > 3 or " " in t) and t.lower() in lowered]
-    if not present:
-        return text
-    alt = "|".join(re.escape(t) for t in sorted(present, key=len, reverse=True))
-    return re.sub(alt, lambda m: " " * len(m.group(0)), text, flags=re.IGNORECASE)
+    low = at.lower_same_length(text)
+    spans = []
+    for t in sorted({t.strip().lower() for t in option_texts}, key=len, reverse=True):
+        if (len(t) > 3 or " " in t) and len(t) == len(t.strip()):
+            i = low.find(t)
+            while i != -1:
+                spans.append((i, i + len(t)))
+                i = low.find(t, i + len(t))
+    return at.blank(text, spans) if spans else text
 
 
 def _loose_labels(scrubbed: str, rx: _LabelRegexes) -> set[str]:
@@ -263,10 +267,11 @@ class _LabelRead:
     pos: int = -1
 
 
-def _label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Vetoes) -> _LabelRead | None:
+def _label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Vetoes,
+                names_options: bool) -> _LabelRead | None:
     labels, texts = tuple(o[0] for o in opts), tuple(o[1] for o in opts)
     rx = _label_regexes(labels)
-    conflict = _label_text_conflict(text, rx, phrases, _norm_texts(texts))
+    conflict = _label_text_conflict(text, rx, phrases, _norm_texts(texts)) if names_options else None
     if conflict:
         return _LabelRead("hard", reason=conflict)
     return _label_mentions(_scrub_option_texts(text, texts), labels, v)
@@ -283,7 +288,7 @@ def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> _LabelR
     rx = _label_regexes(labels)
     # 1) explicit answer statements decide on their own when they agree
     explicit: dict[str, tuple[str, int]] = {}
-    low = at._lower(text)
+    low = at.lower_same_length(text)
     for name, pat in rx.explicit:
         if not any(k in low for k in _NEEDS[name]):
             continue  # a cheap substring test spares a regex scan of a long output
@@ -360,7 +365,8 @@ def _last(pattern: re.Pattern, text: str):
     return m
 
 
-_LABELLED_BEFORE = re.compile(r"(?:\b(?i:option|choice)\s+|[(\[]|^|\s)(?P<l>[A-Za-z])[)\].:,]?\s*(?i:(?:a|an|the)\s+)?$")
+_LABELLED_BEFORE = re.compile(r"(?:\b(?i:option|choice)\s+|[(\[]|^|\s)(?P<l>[A-Za-z])[)\].:,]?\s*"
+                              r"(?i:(?:a|an|the)\s+)?$")
 
 
 def _labelled(text: str, pos: int, label: str) -> bool:
@@ -562,6 +568,22 @@ def parse_options_key(raw: str | None, opts: tuple[tuple[str, str], ...],
     return _unparseable(f"degenerate repetition loop ({unit!r} repeated)")
 
 
+def _text_stages(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...]) -> ParseResult | None:
+    """``exact-text`` then ``normalised-text``: the whole output is one option's text."""
+    if "exact-text" in stages:
+        stripped = re.sub(r"[.!]+$", "", text.strip().strip("\"'`*").strip()).strip()
+        res = _unique([lab for lab, t in opts if t and stripped == t.strip()], "exact-text", "option text")
+        if res is not None:
+            return res
+    if "normalised-text" in stages:
+        norm = normalise_text(text)
+        res = _unique([lab for lab, t in opts if t and normalise_text(t) == norm], "normalised-text",
+                      "normalised option text")
+        if res is not None:
+            return res
+    return None
+
+
 def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...],
                 labels_shown: bool) -> ParseResult:
     labels, texts = zip(*opts)
@@ -573,8 +595,17 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
             if upper in labels and upper.lower() == text:
                 return ParseResult(upper, "exact-label", "lower-case label")
 
+    norm = normalise_text(text)
+    norm_texts = _norm_texts(texts)
+    if norm in norm_texts and len(texts[norm_texts.index(norm)].strip()) > 2:
+        # the output is a (long) option's text: scrubbed of it, no label is left to read
+        res = _text_stages(text, opts, stages)
+        if res is not None:
+            return res
+
     phrases = at.option_phrases(opts)
-    ospans = at.option_spans(text, phrases)
+    occurrences = at.find_options(text, 0, len(text), phrases)
+    ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2]
     masked = at.blank(text, at.quoted_spans(text) + ospans)
     # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
     sentences = at.sentence_spans(at.blank(text, ospans), text)
@@ -582,35 +613,25 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 
     lr = None
     if labels_shown and "label-pattern" in stages and not v.refusal:
-        lr = _label_read(text, opts, phrases, v)
+        lr = _label_read(text, opts, phrases, v, bool(occurrences))
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
         if lr is not None and lr.kind == "explicit":
-            why = _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
+            why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
             return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
 
     concl = None
-    if not v.refusal and ("conclusion" in stages or (lr is not None and lr.kind == "formatted")):
+    if occurrences and not v.refusal and ("conclusion" in stages or (lr is not None and lr.kind == "formatted")):
         concl = _conclusion(text, masked, sentences, phrases, v)
     if lr is not None and lr.kind == "formatted":
         if concl is not None and concl.label is not None and concl.label != lr.label:
             return _unparseable(f"label {lr.label} but the {concl.reason} names option {concl.label}")
-        why = _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
+        why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
         return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
 
-    stripped = text.strip().strip("\"'`*").strip()
-    stripped = re.sub(r"[.!]+$", "", stripped).strip()
-    if "exact-text" in stages:
-        res = _unique([lab for lab, t in opts if t and stripped == t.strip()], "exact-text", "option text")
-        if res is not None:
-            return res
-
-    if "normalised-text" in stages:
-        norm = normalise_text(text)
-        res = _unique([lab for lab, t in opts if t and normalise_text(t) == norm], "normalised-text",
-                      "normalised option text")
-        if res is not None:
-            return res
+    res = _text_stages(text, opts, stages)
+    if res is not None:
+        return res
 
     if v.refusal:
         return _unparseable(f"refusal ({v.refusal.strip()!r})")
