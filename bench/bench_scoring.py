@@ -1,7 +1,8 @@
 """Throughput of MCQ parsing + scoring (lalmbench.scoring.score_mcq) on synthetic predictions.
 
-Target (issue 5): 1,000,000 MCQ predictions in <= 30 s on 2 cores.
-Usage: python bench/bench_scoring.py [--n 1000000] [--distinct-raw 5000] [--seed 0]
+Target: 1,000,000 MCQ predictions in <= 30 s on 2 cores; one 1 MB degenerate output parsed in
+well under 1 s (parsing is linear in the output length).
+Usage: python bench/bench_scoring.py [--n 1000000] [--distinct-raw 5000] [--seed 0] [--long-only]
 
 Items have 2-8 options from a pool of option texts; predictions are a realistic mix of bare
 labels, label patterns, option texts, free text, hedges, refusals, empty outputs and errors, with
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lalmbench.parse import parse_options_key  # noqa: E402
 from lalmbench.scoring import score_mcq  # noqa: E402
 
 WORDS = ("dog bark cat meow rain wind engine siren bell piano guitar voice man woman child crowd "
@@ -55,13 +57,39 @@ def build(n: int, distinct_raw: int, seed: int):
     return items, preds.sample(frac=1.0, random_state=seed).reset_index(drop=True)
 
 
+LONG_OPTIONS = tuple(zip("ABCD", ["A dog barking", "A cat meowing", "Rain falling", "Silence"]))
+
+
+def long_outputs(size: int) -> dict[str, str]:
+    """Degenerate outputs of ``size`` characters: a label loop (the shape that took 87 s per MB in
+    parser 1.x), an answer-statement loop, CoT sentences repeated, and word salad with no period."""
+    rng = np.random.default_rng(0)
+    salad = " ".join(rng.choice("dog cat rain the a not no answer is A B C D (A) (B) so maybe".split(), size // 3))
+    cot = "The first sound is a dog barking, not rain. Therefore, the answer is (B). "
+    return {"label loop 'A A A ...'": ("A " * size)[:size], "'The answer is B.' loop": ("The answer is B. " * size)[:size],
+            "reasoning loop": (cot * (size // len(cot) + 1))[:size], "word salad": salad[:size]}
+
+
+def bench_long_outputs() -> None:
+    for size in (64 * 1024, 256 * 1024, 1024 * 1024):
+        for name, text in long_outputs(size).items():
+            t0 = time.perf_counter()
+            res = parse_options_key(text, LONG_OPTIONS)
+            secs = time.perf_counter() - t0
+            print(f"parse one {size // 1024:>4} KB output ({name}): {secs:.3f} s -> {res.label} ({res.reason[:60]})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--distinct-raw", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2, help="parser processes (the target is for 2 cores)")
+    ap.add_argument("--long-only", action="store_true", help="only time single long degenerate outputs")
     a = ap.parse_args()
+    bench_long_outputs()
+    if a.long_only:
+        return
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     items, preds = build(a.n, a.distinct_raw, a.seed)

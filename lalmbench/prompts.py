@@ -19,6 +19,13 @@ def load_template(path: str | Path) -> str:
     return text
 
 
+def shows_labels(template: str) -> bool:
+    """Whether a template shows the option labels (``{options}`` renders "A. text" lines,
+    ``{labels}`` lists them): when it does not, a parser must not read "C" as option C."""
+    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    return bool(fields & {"options", "labels"})
+
+
 def render_options(options: list[dict]) -> str:
     return "\n".join(f"{o['label']}. {o['text']}" for o in options)
 

@@ -19,10 +19,13 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.io import InputError
-from lalmbench.parse import PARSER_VERSION, STAGES, STATUSES, _check_stages, parse_options_key
+from lalmbench.parse import PARSER_VERSION, STAGES, STATUSES, _check_stages, parse_options_key, scorer_fingerprint
 from lalmbench.stats import p_vs_chance, wilson_interval
 
-PARSER_CFG_KEYS = {"stages"}
+PARSER_CFG_KEYS = {"stages", "labels"}
+#: ``labels``: whether the prompt showed option labels. ``auto`` is resolved by the workflow from
+#: the prompt template (:func:`lalmbench.prompts.shows_labels`); called directly it means shown.
+LABEL_MODES = ("auto", "shown", "hidden")
 DECISION_COLUMNS = ["id", "gold_label", "pred_label", "parse_status", "parse_reason", "correct", "outcome",
                     "error", "raw_output", "n_options", "chance", "gold_pos", "pred_pos"]
 
@@ -141,30 +144,34 @@ def _align_predictions(item_ids: pd.Series, predictions: pd.DataFrame) -> np.nda
     return pos
 
 
-def _parser_stages(parser_cfg: dict | None) -> tuple[str, ...]:
+def _parser_settings(parser_cfg: dict | None) -> tuple[tuple[str, ...], bool]:
+    """(enabled stages, labels shown) from a task's ``parser:`` config; unknown keys are an error."""
     cfg = parser_cfg or {}
     unknown = set(cfg) - PARSER_CFG_KEYS
     if unknown:
         raise ValueError(f"parser config: unknown key(s) {sorted(unknown)}; known: {sorted(PARSER_CFG_KEYS)}")
-    return _check_stages(cfg.get("stages"))
+    labels = cfg.get("labels", "auto")
+    if labels not in LABEL_MODES:
+        raise ValueError(f"parser.labels: expected one of {list(LABEL_MODES)}, got {labels!r}")
+    return _check_stages(cfg.get("stages")), labels != "hidden"
 
 
 _PAIRS: list = []  # set before forking workers, so children read it without pickling it
 PARALLEL_MIN_PAIRS = 50_000
 
 
-def _parse_range(args: tuple[int, int, tuple[str, ...]]) -> tuple[list, list, list]:
+def _parse_range(args: tuple[int, int, tuple[str, ...], bool]) -> tuple[list, list, list]:
     """Worker: parse a slice of the shared pairs; plain lists of shared strings pickle fast."""
-    lo, hi, stages = args
-    res = [parse_options_key(r, k, stages) for r, k in _PAIRS[lo:hi]]
+    lo, hi, stages, shown = args
+    res = [parse_options_key(r, k, stages, shown) for r, k in _PAIRS[lo:hi]]
     return [x.label for x in res], [x.status for x in res], [x.reason for x in res]
 
 
-def _parse_pairs(pairs: list, stages: tuple[str, ...], workers: int) -> tuple[list, list, list]:
+def _parse_pairs(pairs: list, stages: tuple[str, ...], shown: bool, workers: int) -> tuple[list, list, list]:
     """(labels, statuses, reasons) of distinct (raw, options) pairs, in ``workers`` forked
     processes when there are many."""
     if workers <= 1 or len(pairs) < PARALLEL_MIN_PAIRS:
-        res = [parse_options_key(r, k, stages) for r, k in pairs]
+        res = [parse_options_key(r, k, stages, shown) for r, k in pairs]
         return [x.label for x in res], [x.status for x in res], [x.reason for x in res]
     import multiprocessing as mp
 
@@ -172,7 +179,7 @@ def _parse_pairs(pairs: list, stages: tuple[str, ...], workers: int) -> tuple[li
     _PAIRS = pairs
     try:
         bounds = np.linspace(0, len(pairs), workers * 4 + 1).astype(int)
-        chunks = [(int(a), int(b), stages) for a, b in zip(bounds[:-1], bounds[1:])]
+        chunks = [(int(a), int(b), stages, shown) for a, b in zip(bounds[:-1], bounds[1:])]
         with mp.get_context("fork").Pool(workers) as pool:
             parts = pool.map(_parse_range, chunks)
     finally:
@@ -188,6 +195,9 @@ def score_mcq(items: list[dict], predictions: pd.DataFrame,
     item unparseable with ``parse_status == "error"``. A prediction missing for an item, a
     duplicated id or an id not among the items raises :class:`InputError` naming the id.
 
+    ``parser_cfg``: ``stages`` (which parser stages may match) and ``labels`` (``hidden`` when the
+    prompt showed no option labels, e.g. predictions imported from another benchmark).
+
     ``workers`` > 1 parses in that many forked processes once there are many distinct outputs
     (the result is identical; the rule passes its ``threads``).
 
@@ -197,7 +207,7 @@ def score_mcq(items: list[dict], predictions: pd.DataFrame,
     ``parse_failure_rate``; ``chance`` is the mean of 1/n_options; ``p_vs_chance`` two-sided exact
     binomial; Wilson 95% interval in ``ci_low``/``ci_high``, seeded bootstrap in ``boot_ci_*``).
     """
-    stages = _parser_stages(parser_cfg)
+    stages, shown = _parser_settings(parser_cfg)
     df, key_codes, key_list, positions = _items_frame(items)
     pos = _align_predictions(df["id"], predictions)
 
@@ -220,7 +230,7 @@ def score_mcq(items: list[dict], predictions: pd.DataFrame,
     key_arr = np.empty(len(key_list), dtype=object)
     key_arr[:] = key_list
     pairs = list(zip(raw_arr[raw_codes[first]].tolist(), key_arr[key_codes[first]].tolist()))
-    lab_l, stat_l, reas_l = _parse_pairs(pairs, stages, workers)
+    lab_l, stat_l, reas_l = _parse_pairs(pairs, stages, shown, workers)
     labels_u = np.array(lab_l + [None], dtype=object)[:-1]
     status_u = np.array(stat_l + [None], dtype=object)[:-1]
     reason_u = np.array(reas_l + [None], dtype=object)[:-1]
@@ -253,7 +263,7 @@ def score_mcq(items: list[dict], predictions: pd.DataFrame,
     for col in df.columns:
         if col.startswith("meta_"):
             decisions[col] = df[col].to_numpy()
-    return decisions, mcq_metrics(decisions, stages)
+    return decisions, {**mcq_metrics(decisions, stages), "parser_labels": "shown" if shown else "hidden"}
 
 
 def mcq_metrics(decisions: pd.DataFrame, stages: tuple[str, ...] = STAGES, *, seed: int = 0) -> dict:
@@ -272,5 +282,5 @@ def mcq_metrics(decisions: pd.DataFrame, stages: tuple[str, ...] = STAGES, *, se
         "n": n, "n_correct": k, "n_wrong": n - k - n_unparse, "n_unparseable": n_unparse,
         "n_error": stage_counts["error"], "chance": chance, "p_vs_chance": p_vs_chance(k, n, chance),
         "parse_failure_rate": n_unparse / n if n else math.nan, "parse_stage_counts": stage_counts,
-        "parser_version": PARSER_VERSION, "parser_stages": list(stages),
+        "parser_version": PARSER_VERSION, "parser_stages": list(stages), "scorer": scorer_fingerprint(),
     }

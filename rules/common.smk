@@ -10,6 +10,8 @@ from lalmbench.config import ConfigError, canonical, iter_runs, model_max_error_
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
+from lalmbench.parse import scorer_fingerprint
+from lalmbench.prompts import shows_labels
 from lalmbench.rulegrid import Untracked
 from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
 
@@ -155,6 +157,20 @@ def model_res(w, key, default=None):
 def inference_threads(w):
     r = model_cfg(w.model)["resources"]
     return r.get("cpus_per_gpu", 1) * r["gpus"] if r["gpus"] else r["cpus"]
+
+
+def parser_param(w):
+    """The task's parser settings for one run, ``labels: auto`` resolved from the run's prompt
+    template (a template without ``{options}``/``{labels}`` showed no labels)."""
+    cfg = dict(task_cfg(w.task).get("parser") or {})
+    if cfg.get("labels", "auto") == "auto":
+        cfg["labels"] = "shown" if shows_labels(Path(prompt_path(w.prompt)).read_text()) else "hidden"
+    return canonical(cfg)
+
+
+# the parser version + a hash of the scoring code: a param of every rule that parses, so a parser
+# upgrade re-scores every run (and nothing upstream: predictions are inputs, not outputs, of scoring)
+SCORER = scorer_fingerprint()
 
 
 def score_run_hash(w):

@@ -16,7 +16,8 @@ rule score:
         task=one_of(MCQ_TASKS),
     params:
         py=lambda w: env_python("core"),
-        parser=lambda w: canonical(task_cfg(w.task)["parser"]),
+        parser=parser_param,
+        scorer=SCORER,
         run_hash=score_run_hash,
     conda:
         conda_file("core")

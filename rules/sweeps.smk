@@ -111,7 +111,8 @@ rule sweep_circular_score:
         k=r"\d+",
     params:
         py=env_python("core"),
-        parser=lambda w: canonical(task_cfg(w.task).get("parser", {})),
+        parser=parser_param,
+        scorer=SCORER,
         run_hash=lambda w: rulegrid.sweep_hash(
             config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
             prompt_text=Path(prompt_path(w.prompt)).read_text(), circular_k=int(w.k)),
@@ -220,7 +221,8 @@ rule sweep_determinism:
         bs_b=r"\d+",
     params:
         py=env_python("core"),
-        parser=lambda w: canonical(task_cfg(w.task).get("parser", {})),
+        parser=parser_param,
+        scorer=SCORER,
         run_hash=lambda w: rulegrid.sweep_hash(
             config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
             prompt_text=Path(prompt_path(w.prompt)).read_text(), batch_sizes=[int(w.bs_a), int(w.bs_b)]),

@@ -160,6 +160,24 @@ def test_editing_one_task_reruns_only_that_task(tiny):
 
 
 @pytest.mark.slow
+def test_a_parser_upgrade_rescores_every_run_without_inference(tiny):
+    parse_py = tiny / "lalmbench" / "parse.py"
+    original = parse_py.read_text()
+    try:
+        parse_py.write_text(re.sub(r'PARSER_VERSION = "[^"]+"', 'PARSER_VERSION = "99.0.0"', original))
+        out = snakemake(tiny, "--configfile=.test/config.yaml", "-n", "results/all.tsv").stdout
+    finally:
+        parse_py.write_text(original)
+    jobs = planned_jobs(out)
+    score = [j for j in jobs if j["rule"] == "score"]
+    # every run of the tiny config (random: 3 tasks x 2 conditions x 2 prompts; text-prior: 3) ...
+    assert len(score) == 3 * 2 * 2 + 3 and all("Params have changed" in j["reason"] for j in score)
+    # ... and nothing upstream of scoring: predictions stay as they are
+    assert not [j for j in jobs if j["rule"].startswith(("generate", "infer", "request", "build", "synth"))]
+    assert "aggregate" in {j["rule"] for j in jobs}
+
+
+@pytest.mark.slow
 def test_after_a_task_edit_only_its_items_are_generated(tmp_path):
     wd = copy_workflow(tmp_path)
     args = ("--configfile=.test/config.yaml", "results/all.tsv")

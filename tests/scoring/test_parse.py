@@ -46,7 +46,9 @@ CASES = [
     ("I'm sorry, I cannot determine that from the audio.", O4, None, "unparseable"),
     ("I am not sure, maybe C", O4, None, "unparseable"),
     ("not true", TF, None, "unparseable"),
-    ("It sounds like one beep, not three beeps", C3, None, "unparseable"),
+    # the negation vetoes only its own clause ("not three beeps"): the one-sentence answer is "one beep"
+    ("It sounds like one beep, not three beeps", C3, "B", "conclusion"),
+    ("It is not one beep", C3, None, "unparseable"),
     ("Z", O4, None, "unparseable"),
     ("A dog is barking while rain is falling", O4, None, "unparseable"),
     # MMAU's word rule is literal: "rains" is not the word "rain", so only option A's words occur
@@ -72,7 +74,9 @@ def test_stage_restriction_keeps_order_and_rejects_unknown():
     assert parse_answer("(B)", O4, stages=["exact-label"]).status == "unparseable"
     assert parse_answer("False", TF, stages=["exact-text", "exact-label"]) == ParseResult("B", "exact-text",
                                                                                          "option text")
-    assert parse_answer("There are two beeps", C3, stages=STAGES[:-1]).label is None
+    text_stages = [s for s in STAGES if s not in ("token-set", "conclusion")]
+    assert parse_answer("There are two beeps", C3, stages=text_stages).label is None
+    assert parse_answer("There are two beeps", C3, stages=STAGES[:-1]) == ParseResult("C", "token-set", "mmau-token-set")
     with pytest.raises(ValueError, match="unknown parser stage"):
         parse_answer("A", O4, stages=["guess"])
 

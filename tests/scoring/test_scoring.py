@@ -5,6 +5,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from lalmbench.io import InputError
 from lalmbench.parse import PARSER_VERSION
+from lalmbench.prompts import shows_labels
 from lalmbench.scoring import score_mcq
 
 TEXTS = ["one beep", "two beeps", "three beeps"]
@@ -43,6 +44,29 @@ def test_stage_config_restricts_parsing():
         score_mcq(_items(2), preds, {"stages": ["fuzzy"]})
     with pytest.raises(ValueError, match="unknown key"):
         score_mcq(_items(2), preds, {"stagez": []})
+
+
+def test_hidden_labels_read_letter_texts_as_texts():
+    # a note-naming item imported from a benchmark whose prompt listed the notes without letters
+    notes = [{"id": "n0", "options": [{"label": lab, "text": t} for lab, t in zip("ABCD", "CDGA")],
+              "answer_label": "A"}]
+    preds = pd.DataFrame({"id": ["n0"], "raw_output": ["C"]})
+    shown, m_shown = score_mcq(notes, preds)
+    hidden, m_hidden = score_mcq(notes, preds, {"labels": "hidden"})
+    # the same "C": option C when the prompt showed letters, the note C (option A) when it did not
+    assert (shown.loc[0, "pred_label"], shown.loc[0, "parse_status"], m_shown["parser_labels"]) == \
+        ("C", "exact-label", "shown")
+    assert (hidden.loc[0, "pred_label"], hidden.loc[0, "parse_status"]) == ("A", "exact-text")
+    assert m_hidden["parser_labels"] == "hidden" and m_hidden["value"] == 1.0
+    assert m_hidden["scorer"].startswith(PARSER_VERSION + "+")
+    with pytest.raises(ValueError, match=r"parser.labels: expected one of \['auto', 'shown', 'hidden'\], got 'no'"):
+        score_mcq(notes, preds, {"labels": "no"})
+
+
+def test_prompt_templates_that_show_labels():
+    assert shows_labels("{question}\n{options}\nAnswer with the letter.")
+    assert shows_labels("Reply with one of {labels}.")
+    assert not shows_labels("{question}")
 
 
 @pytest.mark.parametrize("ids,msg", [
