@@ -133,6 +133,14 @@ def clips_frame(clip_ids: Iterable[str], audio_paths: Iterable[str], *, duration
                          "source": pd.array([source] * n, dtype="string")})
 
 
+def constant_strings(value: str, n: int) -> pd.api.extensions.ExtensionArray:
+    """``n`` copies of ``value`` as a pandas "string" array, built in Arrow (no list of n Python refs)."""
+    import pyarrow as pa
+
+    codes = pa.array(np.zeros(n, np.int8))
+    return pd.arrays.ArrowStringArray(pa.DictionaryArray.from_arrays(codes, pa.array([value])).cast(pa.string()))
+
+
 def read_csv_strict(path: Path, *, required: Sequence[str], sep: str | None = None, header: bool = True,
                     names: Sequence[str] | None = None) -> pd.DataFrame:
     """Read a CSV/TSV as strings, checking the required columns are present (named in the error)."""

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.datasets import Adapted, empty_events
-from lalmbench.datasets.common import (DatasetMissing, audio_checks, clips_frame, read_csv_strict, require_dir,
-                                       require_file, resolve_audio)
+from lalmbench.datasets.common import (DatasetMissing, audio_checks, clips_frame, constant_strings, read_csv_strict,
+                                       require_dir, require_file, resolve_audio)
 from lalmbench.io import InputError, read_jsonl
 
 HOW = ("Download annotations_strong.csv and audio.zip from https://zenodo.org/records/15379789 (TACOS, used by "
@@ -30,8 +30,16 @@ HOW = ("Download annotations_strong.csv and audio.zip from https://zenodo.org/re
 SOURCE = "tacobelal"
 
 
+STRONG_COLUMNS = ["filename", "text", "onset", "offset"]
+
+
 def read_strong(path: Path, *, invalid: str = "error") -> tuple[pd.DataFrame, dict]:
-    df = read_csv_strict(path, required=["filename", "text", "onset", "offset"])
+    """The events of a strong-label CSV; a clean file takes the pyarrow path, any other goes through
+    the strict reader that names the bad row (or drops and counts it)."""
+    events = read_clean_strong(path)
+    if events is not None:
+        return events, {}
+    df = read_csv_strict(path, required=STRONG_COLUMNS)
     on = pd.to_numeric(df["onset"].str.strip(), errors="coerce").to_numpy(float)
     off = pd.to_numeric(df["offset"].str.strip(), errors="coerce").to_numpy(float)
     fn = df["filename"].str.strip()
@@ -52,12 +60,45 @@ def read_strong(path: Path, *, invalid: str = "error") -> tuple[pd.DataFrame, di
     else:
         raise ValueError(f"invalid_rows must be 'error' or 'drop', got {invalid!r}")
     keep = ~bad_time & ~empty
-    ev = pd.DataFrame({"clip_id": pd.array(fn[keep].to_numpy(), dtype="string"), "onset_s": on[keep],
-                       "offset_s": off[keep], "label": pd.array(text[keep].to_numpy(), dtype="string"),
-                       "caption": pd.array(text[keep].to_numpy(), dtype="string"),
-                       "source": pd.array([SOURCE] * int(keep.sum()), dtype="string"),
-                       "source_row": np.flatnonzero(keep) + 1})
-    return ev, {k: v for k, v in dropped.items() if v}
+    text = pd.array(text[keep].to_numpy(), dtype="string")
+    return events_frame(pd.array(fn[keep].to_numpy(), dtype="string"), on[keep], off[keep], text,
+                        np.flatnonzero(keep) + 1), {k: v for k, v in dropped.items() if v}
+
+
+def events_frame(clip_id, onset: np.ndarray, offset: np.ndarray, text, source_row: np.ndarray) -> pd.DataFrame:
+    """Events of the contract; the caption is both label and caption (one array, not two copies).
+    ``source_row`` is each event's 1-based data row in the CSV, so later errors name the user's row."""
+    return pd.DataFrame({"clip_id": clip_id, "onset_s": onset, "offset_s": offset, "label": text, "caption": text,
+                         "source": constant_strings(SOURCE, len(onset)), "source_row": source_row}, copy=False)
+
+
+def read_clean_strong(path: Path) -> pd.DataFrame | None:
+    """Events of a CSV that needs no repair, parsed by pyarrow (multithreaded C++, strings kept as
+    Arrow buffers instead of one Python object per cell); None when any row would need the strict
+    reader: a missing column, a value that is not a plain number, a bad interval, an empty field."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv as pacsv
+
+    sep = "\t" if str(path).endswith((".tsv", ".tsv.gz", ".txt")) else ","
+    try:
+        table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                               convert_options=pacsv.ConvertOptions(
+                                   include_columns=STRONG_COLUMNS, strings_can_be_null=False,
+                                   column_types={"filename": pa.string(), "text": pa.string(),
+                                                 "onset": pa.float64(), "offset": pa.float64()}))
+    except (pa.ArrowException, KeyError):
+        return None
+    on = table["onset"].to_numpy()
+    off = table["offset"].to_numpy()
+    fn = pc.utf8_trim_whitespace(table["filename"])
+    text = pc.utf8_trim_whitespace(table["text"])
+    if (table["onset"].null_count or table["offset"].null_count or not np.isfinite(on).all()
+            or not np.isfinite(off).all() or (off < on).any() or (on < 0).any()
+            or pc.any(pc.equal(fn, "")).as_py() or pc.any(pc.equal(text, "")).as_py()):
+        return None
+    return events_frame(pd.arrays.ArrowStringArray(fn), on, off, pd.arrays.ArrowStringArray(text),
+                        np.arange(1, len(on) + 1))
 
 
 def convert_mcq(rec: dict, *, path: Path, line: int, audio_path: str, dataset: str) -> dict:
@@ -112,7 +153,7 @@ def adapt(params: dict, *, dataset: str) -> Adapted:
         events, dropped = read_strong(ann, invalid=str(params.get("invalid_rows", "error")))
         stats["dropped"].update(dropped)
         stats["rows_read"] = int(len(events) + sum(dropped.values()))
-        filenames = list(pd.unique(events["clip_id"].to_numpy()))
+        filenames = events["clip_id"].unique().tolist()              # in order of first appearance
     records: list[tuple[int, dict]] = []
     if params.get("mcq_jsonl"):
         mcq = require_file(params["mcq_jsonl"], dataset=dataset, key="mcq_jsonl",

@@ -76,3 +76,18 @@ def chi_square_balance(items: Sequence[dict]) -> dict[str, float]:
         res = chisquare(obs)
         out[f"n_options={n}"] = {"observed": obs, "chi2": float(res.statistic), "p": float(res.pvalue)}
     return out
+
+
+def write_items(path, items: Sequence[dict]) -> None:
+    """Task items as JSON Lines (atomic): one object per line with sorted keys, UTF-8, compact
+    separators. orjson makes the ~10^5 items of a 1M-event table in a tenth of the stdlib encoder's
+    time; any reader sees the same items as from :func:`lalmbench.io.write_jsonl`."""
+    import orjson
+
+    from lalmbench.io import _json_default, atomic_path
+
+    opts = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            for it in items:
+                fh.write(orjson.dumps(it, option=opts, default=_json_default))

@@ -6,7 +6,12 @@ the last" option when nothing follows. Distractors are other distinct sounds of 
 the "none" option is always offered (``none_option``), so options = gold + distractors (+ none).
 
 Rejected candidates (counted): ``onset_tie`` (the base and the next, or the next and the one after
-it, start within ``tie_tolerance_s``: "immediately after" is ambiguous), ``gap_below_min`` (next
+it, start within ``tie_tolerance_s``: "immediately after" is ambiguous), ``onset_tie_before_base``
+(another event starts within ``tie_tolerance_s`` at or before the base: with equal onsets the gold
+would depend on how the captions sort, and a sound starting a few milliseconds earlier is heard as
+simultaneous; since every event inside the base's tie window is then rejected on one side or the
+other, no option, distractors included, starts within the window of the base). Equal onsets are a
+tie whatever ``tie_tolerance_s`` is. ``gap_below_min`` (next
 starts less than ``min_gap_s`` after the base), ``overlap`` (next starts before the base ends and
 ``allow_overlap`` is false), ``next_is_same_sound`` (the base sound repeats immediately),
 ``too_few_distractors`` (the clip lacks n_options-1 other distinct sounds).
@@ -34,6 +39,11 @@ def next_rows(clip: np.ndarray, onset: np.ndarray) -> tuple[np.ndarray, np.ndarr
     nxt = np.where((idx + 1 < n) & (np.r_[clip[1:], -1] == clip), idx + 1, -1)
     nxt2 = np.where(nxt >= 0, nxt[np.maximum(nxt, 0)], -1)
     return nxt, nxt2
+
+
+def is_tie(gap: np.ndarray, tie_s: float) -> np.ndarray:
+    """Onsets ``gap`` seconds apart are tied: closer than ``tie_s``, or equal (always ambiguous)."""
+    return (gap < tie_s) | (gap <= 0)
 
 
 PARAMS = frozenset(['allow_overlap', 'min_gap_s', 'n_options', 'none_option', 'none_text',
@@ -70,7 +80,10 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     has_next = b_next >= 0
     jn = np.maximum(b_next, 0)
     gap = np.where(has_next, on[jn] - on[base], np.inf)
-    tie = has_next & ((gap < tie_s) | ((b_next2 >= 0) & (on[np.maximum(b_next2, 0)] - on[jn] < tie_s)))
+    tie = has_next & (is_tie(gap, tie_s) | ((b_next2 >= 0) & is_tie(on[np.maximum(b_next2, 0)] - on[jn], tie_s)))
+    # rows are sorted by onset, so the previous event of the clip is the latest one at or before the base
+    has_prev = (base > 0) & (clip[np.maximum(base - 1, 0)] == clip[base])
+    tie_before = has_prev & is_tie(on[base] - on[np.maximum(base - 1, 0)], tie_s)
     code = np.zeros(len(base), np.int8)
     # distinct-sound table F = first occurrences, grouped by clip in onset order
     first = base
@@ -90,9 +103,10 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     avail = f_count - 1 - (has_next & ~same)
     overlap = has_next & ~np.bool_(allow_overlap) & (off[base] - on[jn] > overlap_tol)
     for c, bad in ((7, ~has_next & ~np.bool_(use_none)), (6, avail < need), (5, same), (3, overlap),
-                   (2, has_next & (gap < min_gap_s)), (1, tie)):
+                   (2, has_next & (gap < min_gap_s)), (4, tie_before), (1, tie)):
         code[bad] = c
     reasons = {1: "candidate:onset_tie", 2: "candidate:gap_below_min", 3: "candidate:overlap",
+               4: "candidate:onset_tie_before_base",
                5: "candidate:next_is_same_sound", 6: "candidate:too_few_distractors",
                7: "candidate:base_is_last_without_none_option"}
     for c, name in reasons.items():

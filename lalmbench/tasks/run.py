@@ -7,6 +7,8 @@ import pandas as pd
 
 from lalmbench import io
 from lalmbench.tasks import build_items
+from lalmbench.tasks.items import write_items
+from lalmbench.tasks.options import ItemRows
 
 log = logging.getLogger("lalmbench.tasks")
 
@@ -16,8 +18,8 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
     from lalmbench.annotations import fit_events_to_clips, validate_clips, validate_events
 
-    clips = pd.read_parquet(clips_path)
-    events = pd.read_parquet(events_path)
+    clips = io.read_parquet(clips_path)
+    events = io.read_parquet(events_path)
     validate_clips(clips, clips_path)
     validate_events(events, events_path, set(clips["clip_id"]))
     rows_read = len(events)
@@ -32,7 +34,7 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
     if cut:
         stats["events_cut_at_clip_end"] = cut
         log.info("%s: %d events end after their clip's duration_s; their offset_s is cut at the clip end", task, cut)
-    ids = [it["id"] for it in items]
+    ids = items.ids if isinstance(items, ItemRows) else [it["id"] for it in items]
     if len(set(ids)) != len(ids):
         dup = sorted(pd.Series(ids)[pd.Series(ids).duplicated()].unique().tolist())
         raise RuntimeError(f"task {task!r}: builder {tcfg['family']!r} produced duplicate item ids {dup[:5]} "
@@ -42,4 +44,4 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
                          f"drop reasons: {stats.get('dropped')}")
     log.info("%s: %d items; dropped %s", task, len(items), stats.get("dropped"))
     io.write_json(stats_path, stats)
-    io.write_jsonl(items_path, items)
+    write_items(items_path, items)

@@ -48,6 +48,67 @@ def test_next_drop_reasons(tables, rows, params, reason):
     assert stats["dropped"].get(reason, 0) >= 1, stats["dropped"]
 
 
+def _next_outcome(tables, rows, **params):
+    items, stats = _b(tables, "next", rows, dict({"n_options": 3, "max_items_per_clip": 9}, **params))
+    return sorted((it["meta"]["base_text"], it["answer_text"]) for it in items), stats["dropped"]
+
+
+LAST = "This is the last event, no immediate event after."
+
+
+def test_next_equal_onsets_are_ties_on_both_sides(tables):
+    # b and d start together at 2 s: which one "comes next" would depend on how they sort
+    rows = [("c", 0, 1, "a"), ("c", 2, 3, "b"), ("c", 2, 3.5, "d"), ("c", 5, 6, "e"), ("c", 7, 8, "f")]
+    items, dropped = _next_outcome(tables, rows)
+    assert items == [("e", "f"), ("f", LAST)]
+    assert dropped == {"candidate:onset_tie": 2,                 # a (next two tie), b (its next ties with it)
+                       "candidate:onset_tie_before_base": 1}     # d (b starts at the same time, sorted first)
+    # an exactly equal onset is a tie even with no tolerance; different onsets are not
+    items, dropped = _next_outcome(tables, rows, tie_tolerance_s=0.0)
+    assert items == [("e", "f"), ("f", LAST)]
+    assert dropped == {"candidate:onset_tie": 2, "candidate:onset_tie_before_base": 1}
+
+
+def test_next_near_ties_before_and_after_the_base(tables):
+    # p starts 50 ms before x, n 80 ms after it: every base whose window holds another onset goes
+    rows = [("c", 0, 1, "a"), ("c", 2.95, 4, "p"), ("c", 3.0, 4, "x"), ("c", 3.08, 4, "n"), ("c", 6, 7, "e"),
+            ("c", 8, 9, "f")]
+    items, dropped = _next_outcome(tables, rows)
+    assert items == [("e", "f"), ("f", LAST)]
+    assert dropped == {"candidate:onset_tie": 3,                 # a, p, x: their next (or the one after) is tied
+                       "candidate:onset_tie_before_base": 1}     # n: x started 80 ms before it
+    # with a 60 ms window n is clear (x is 80 ms away); x is not: p started 50 ms before it, which
+    # only the backward look sees (x's next, n, is outside the window)
+    items, dropped = _next_outcome(tables, rows, tie_tolerance_s=0.06)
+    assert items == [("e", "f"), ("f", LAST), ("n", "e")]
+    assert dropped == {"candidate:onset_tie": 2, "candidate:onset_tie_before_base": 1}
+
+
+def test_next_onsets_exactly_one_window_apart_are_not_tied(tables):
+    rows = [("c", 0, 1, "a"), ("c", 0.1, 1, "b"), ("c", 3, 4, "d"), ("c", 5, 6, "e")]
+    items, dropped = _next_outcome(tables, rows)
+    assert items == [("a", "b"), ("b", "d"), ("d", "e"), ("e", LAST)] and dropped == {}
+
+
+def test_next_no_option_starts_inside_the_base_tie_window(tables):
+    """On a random table with many near-coincident onsets, no other event of the clip (so no
+    distractor and no answer) starts within tie_tolerance_s of an item's base."""
+    rng = np.random.default_rng(4)
+    rows = [(f"c{c}", float(on), float(on) + 0.5, f"s{int(lab)}")
+            for c in range(300) for on, lab in zip(np.round(rng.uniform(0, 3, 6), 2), rng.integers(0, 9, 6))]
+    items, stats = _b(tables, "next", rows, {"n_options": 3, "max_items_per_clip": 9})
+    assert len(items) > 100 and stats["dropped"]["candidate:onset_tie_before_base"] > 50
+    onsets: dict[str, list[float]] = {}
+    for c, on, _, _ in rows:
+        onsets.setdefault(c, []).append(on)
+    for it in items:
+        near = [on for on in onsets[it["clip_id"]] if abs(on - it["meta"]["base_onset_s"]) < 0.1]
+        assert near == [it["meta"]["base_onset_s"]], (it["clip_id"], it["meta"]["base_text"], near)
+        for o in it["options"]:
+            if o["type"] == "event" and o["text"] != it["answer_text"]:
+                assert abs(o["meta"]["onset_s"] - it["meta"]["base_onset_s"]) >= 0.1
+
+
 # --- DURATION --------------------------------------------------------------------------------
 
 def test_duration_longest_and_ratio_margin(tables):
