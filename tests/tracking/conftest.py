@@ -24,8 +24,8 @@ ITEMS = [("i1", "AB", "A", "A"), ("i2", "AB", "B", "B"), ("i3", "AB", "B", "A"),
          ("i5", "ABC", "C", "(C)"), ("i6", "ABC", "A", "B")]
 
 
-@pytest.fixture
-def mini_run(tmp_path) -> dict:
+def make_mini_run(tmp_path: Path) -> dict:
+    """Write the run's items and predictions under tmp_path; the paths a scoring job uses."""
     items = [{"id": i, "task": "mini", "question": "Which?", "answer_label": gold,
               "options": [{"label": lab, "text": f"sound {lab.lower()}", "meta": {},
                            "type": "none" if i == "i6" and lab == gold else "event"} for lab in labels],
@@ -38,6 +38,11 @@ def mini_run(tmp_path) -> dict:
     return {"dir": tmp_path, "items": tmp_path / "items.jsonl", "predictions": tmp_path / "predictions.parquet",
             "decisions": tmp_path / "out" / "decisions.parquet", "metrics": tmp_path / "out" / "metrics.json",
             "log": tmp_path / "score.log"}
+
+
+@pytest.fixture
+def mini_run(tmp_path) -> dict:
+    return make_mini_run(tmp_path)
 
 
 def score(run: dict, tracking: dict | None, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, str]:
