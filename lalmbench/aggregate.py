@@ -42,7 +42,8 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = ()) -> pd.DataFram
             raise io.InputError(f"{p}: metrics file lacks {missing}")
         rows += metrics_rows(m)
     df = pd.DataFrame(rows, columns=COLUMNS)
-    df["flags"] = df["model"].map(model_flags(checks)).fillna("")
+    flags = model_flags(checks)
+    df["flags"] = [flags.get(m, "") for m in df["model"]]
     dup = df.duplicated(KEYS, keep=False)
     if dup.any():
         raise ValueError(f"duplicate result rows for {df.loc[dup, KEYS].head(3).to_dict('records')}")
