@@ -1,19 +1,12 @@
 """A tracking failure never fails a job nor holds it past tracking.timeout_s: it leaves a warning in
 the job's log, and the job's files are the same as without tracking."""
 import json
-import socket
 
 import pandas as pd
 import pytest
 
+from lalmbench.tracking.server import free_port as closed_port  # free: nothing listens there
 from tests.tracking.conftest import score, tracking
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_off_by_default_runs_no_tracking(mini_run):

@@ -2,27 +2,19 @@
 tiny workflow run with tracking on, then the server queried with MlflowClient."""
 import json
 import os
-import signal
-import socket
-import subprocess
+import shutil
 import time
-import urllib.request
 
 import pandas as pd
 import pytest
 import yaml
 
+from lalmbench.tracking.server import local_server
 from tests.tracking.conftest import ROOT, SECRET
 from tests.workflow import copy_workflow, snakemake
 
 MLFLOW = ROOT / ".venvs" / "mlflow-server" / "bin" / "mlflow"
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -31,32 +23,9 @@ def server(tmp_path_factory):
     pytest.importorskip("mlflow")
     if not MLFLOW.exists():
         pytest.skip("needs the mlflow-server env: make .venvs/mlflow-server/.ready")
-    tmp = tmp_path_factory.mktemp("mlflow-server")
-    port = free_port()
-    with open(tmp / "server.log", "w") as log:
-        proc = subprocess.Popen([str(MLFLOW), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-                                 "--backend-store-uri", f"sqlite:///{tmp / 'mlflow.db'}",
-                                 "--artifacts-destination", str(tmp / "artifacts")],
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    uri = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if urllib.request.urlopen(f"{uri}/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"mlflow server did not come up:\n{(tmp / 'server.log').read_text()[-3000:]}")
-            time.sleep(1)
-        yield uri, tmp
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+    folder = tmp_path_factory.mktemp("mlflow-server")
+    with local_server(MLFLOW, folder) as uri:
+        yield uri, folder
 
 
 @pytest.fixture(scope="module")
@@ -128,3 +97,36 @@ def test_tracking_token_never_reaches_a_written_file(tracked, server):
     leaks = [p for d in (wd / "results", server_dir) for p in d.rglob("*")
              if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert leaks == []
+
+
+def test_readme_screenshots_of_the_mlflow_ui(tracked, server, tmp_path):
+    """LALM_SCREENSHOTS=1: docs/img/mlflow.png (a generate run's live progress) and mlflow-runs.png
+    (the tiny workflow's runs), taken in headless Chromium once the UI has drawn its charts."""
+    if not os.environ.get("LALM_SCREENSHOTS"):
+        pytest.skip("set LALM_SCREENSHOTS=1 to write the README's MLflow screenshots")
+    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and chromedriver):
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    uri, _ = server
+    _, _, _, runs = tracked
+    gen = next(r for r in runs if r.info.run_name == "generate/random")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path}",
+                 "--window-size=1400,900", "--hide-scrollbars"):
+        opts.add_argument(flag)
+    drv = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    try:
+        for page, name in ((f"runs/{gen.info.run_id}/model-metrics", "mlflow.png"), ("runs", "mlflow-runs.png")):
+            drv.get(f"{uri}/#/experiments/{gen.info.experiment_id}/{page}")
+            time.sleep(15)  # the UI fetches metric histories and draws charts after load
+            for close in drv.find_elements("css selector", "button[aria-label*='lose']"):  # the assistant panel
+                close.click()
+                break
+            time.sleep(2)
+            drv.save_screenshot(str(ROOT / "docs" / "img" / name))
+    finally:
+        drv.quit()
