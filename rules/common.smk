@@ -21,8 +21,8 @@ validate_config(config, BASE / "config" / "schema.yaml", BASE,
 
 # Experiment tracking: every tracked job of this config lands in one group, named by a hash of the
 # whole config (tracking settings aside). Untracked: turning tracking on or off reruns nothing.
-TRACKING = Untracked(canonical(job_settings(config["tracking"], "config-" + config_hash(
-    {k: v for k, v in config.items() if k != "tracking"}))))
+WORKFLOW_HASH = config_hash({k: v for k, v in config.items() if k != "tracking"})
+TRACKING = Untracked(canonical(job_settings(config["tracking"], f"config-{WORKFLOW_HASH}")))
 
 NAME = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"  # wildcard values are config names (schema propertyNames): no slashes, never . or ..
 RUNS = list(iter_runs(config))
