@@ -30,8 +30,9 @@ run: $(VENV)/.installed
 # transformers families whose processors need torchvision/timm/mistral-common (envs/hf).
 test: test-core test-hf
 
-# test-core needs both per-rule envs: tests/test_env_versions.py runs one DAG across core, hf and captioning.
-test-core: $(VENV)/.installed $(ENVS)/captioning/.ready $(ENVS)/hf/.ready
+# test-core needs both per-rule envs: tests/test_env_versions.py runs one DAG across core, hf and captioning;
+# and the MLflow server env: tests/tracking starts a real `mlflow server` from it.
+test-core: $(VENV)/.installed $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
 	$(VENV)/bin/python -m pytest
 
 test-hf: $(ENVS)/hf/.ready

@@ -11,13 +11,20 @@ from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
 from lalmbench.parse import scorer_fingerprint
+from lalmbench.provenance import config_hash
 from lalmbench.prompts import shows_labels
 from lalmbench.rulegrid import Untracked
 from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
+from lalmbench.tracking import job_settings
 
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
 validate_config(config, BASE / "config" / "schema.yaml", BASE,
                 source=f"config ({' + '.join(CONFIG_FILES)} + --config overrides)")
+
+# Experiment tracking: every tracked job of this config lands in one group, named by a hash of the
+# whole config (tracking settings aside). Untracked: turning tracking on or off reruns nothing.
+WORKFLOW_HASH = config_hash({k: v for k, v in config.items() if k != "tracking"})
+TRACKING = Untracked(canonical(job_settings(config["tracking"], f"config-{WORKFLOW_HASH}")))
 
 NAME = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"  # wildcard values are config names (schema propertyNames): no slashes, never . or ..
 RUNS = list(iter_runs(config))

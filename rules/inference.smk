@@ -56,6 +56,7 @@ for _env in MODEL_ENVS:
             cache=config["prediction_cache"],
             sample_rate=config["sample_rate"],
             max_error_rate=lambda w: model_max_error_rate(config, w.model),
+            tracking=TRACKING,
         conda:
             conda_file(_env)
         container:
@@ -72,7 +73,8 @@ for _env in MODEL_ENVS:
         shell:
             "{params.py} scripts/generate.py --model {wildcards.model} --model-json {params.model:q} "
             "--specs-json {params.specs:q} --cache-root {params.cache} --summary {output} "
-            "--sample-rate {params.sample_rate} --max-error-rate {params.max_error_rate} > {log} 2>&1"
+            "--sample-rate {params.sample_rate} --max-error-rate {params.max_error_rate} "
+            "--tracking-json {params.tracking:q} > {log} 2>&1"
 
 
 rule request:

@@ -81,6 +81,7 @@ rule score_open:
         captioning=lambda w, input: f"--captioning-result {input.captioning}" if input.captioning else "",
         scoring=lambda w: rulegrid.open_scoring_json(config, w.task),
         run_hash=lambda w: score_run_hash(w),
+        tracking=TRACKING,
     conda:
         conda_file("core")
     threads: 1
@@ -92,7 +93,8 @@ rule score_open:
         "{params.py} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--scoring-json {params.scoring:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
-        "--decisions {output.decisions} --metrics {output.metrics} {params.captioning} > {log} 2>&1"
+        "--decisions {output.decisions} --metrics {output.metrics} {params.captioning} "
+        "--tracking-json {params.tracking:q} > {log} 2>&1"
 
 
 # LLM judges whose model lives in another env: the same job in that env (plain conda file paths,

@@ -19,6 +19,7 @@ rule score:
         parser=parser_param,
         scorer=SCORER,
         run_hash=score_run_hash,
+        tracking=TRACKING,
     conda:
         conda_file("core")
     threads: 1
@@ -29,7 +30,7 @@ rule score:
         "{params.py} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--parser-json {params.parser:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
-        "--decisions {output.decisions} --metrics {output.metrics} > {log} 2>&1"
+        "--decisions {output.decisions} --metrics {output.metrics} --tracking-json {params.tracking:q} > {log} 2>&1"
 
 
 

@@ -1,6 +1,7 @@
 """Rule generate: every missing prediction of one model, one model load (fills the prediction cache)."""
 import argparse
 import json
+import time
 
 import _bootstrap  # noqa: F401
 
@@ -10,6 +11,8 @@ from lalmbench.inference.cache import cache_file
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import slice_from_spec
 from lalmbench.progress import setup_logging
+from lalmbench.tracking import open_tracker
+from lalmbench.tracking.jobs import generate_params, generate_summary
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--model", required=True)
@@ -19,11 +22,17 @@ p.add_argument("--cache-root", required=True)
 p.add_argument("--summary", required=True, help="JSON written on success: items generated / from the cache per slice")
 p.add_argument("--sample-rate", type=int, default=16000)
 p.add_argument("--max-error-rate", type=float, default=0.0)
+p.add_argument("--tracking-json", default="", help="tracking settings (config tracking: + group); empty: off")
 a = p.parse_args()
 setup_logging()
 cfg = json.loads(a.model_json)
 slices = [slice_from_spec(a.model, s) for s in json.loads(a.specs_json)]
-summary = generate(model_name=a.model, model_cfg=cfg, slices=slices,
-                   cache_path=cache_file(a.cache_root, a.model, model_fingerprint(cfg)),
-                   sample_rate=a.sample_rate, max_error_rate=a.max_error_rate)
-io.write_json(a.summary, summary)
+fp = model_fingerprint(cfg)
+t0 = time.perf_counter()
+with open_tracker(a.tracking_json, name=f"generate/{a.model}", job_type="generate",
+                  params=generate_params(a.model, cfg, len(slices), fp)) as tracker:
+    summary = generate(model_name=a.model, model_cfg=cfg, slices=slices, cache_path=cache_file(a.cache_root, a.model, fp),
+                       sample_rate=a.sample_rate, max_error_rate=a.max_error_rate, tracker=tracker)
+    io.write_json(a.summary, summary)
+    tracker.summary(generate_summary(summary, time.perf_counter() - t0))
+    tracker.artifact(a.summary, "generate.json")

@@ -6,6 +6,7 @@ import _bootstrap  # noqa: F401
 
 from lalmbench.progress import setup_logging
 from lalmbench.runscore import score_run_files
+from lalmbench.tracking.jobs import track_score
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--items", required=True)
@@ -15,7 +16,10 @@ p.add_argument("--config-hash", required=True)
 p.add_argument("--run", nargs=5, metavar=("MODEL", "DATASET", "TASK", "CONDITION", "PROMPT"), required=True)
 p.add_argument("--decisions", required=True)
 p.add_argument("--metrics", required=True)
+p.add_argument("--tracking-json", default="", help="tracking settings (config tracking: + group); empty: off")
 a = p.parse_args()
 setup_logging()
 score_run_files(items_path=a.items, predictions_path=a.predictions, parser_cfg=json.loads(a.parser_json),
                 config_hash=a.config_hash, run=a.run, decisions_path=a.decisions, metrics_path=a.metrics)
+track_score(a.tracking_json, items_path=a.items, predictions_path=a.predictions, decisions_path=a.decisions,
+            metrics_path=a.metrics)

@@ -19,6 +19,7 @@ import pandas as pd
 from lalmbench import io
 from lalmbench.metrics.open import KINDS, clean_json, score_open
 from lalmbench.progress import setup_logging
+from lalmbench.tracking.jobs import track_score
 
 log = logging.getLogger("lalmbench.score_open")
 
@@ -33,6 +34,7 @@ def main() -> None:
     p.add_argument("--decisions", required=True)
     p.add_argument("--metrics", required=True)
     p.add_argument("--captioning-result", default=None, help="captioning worker output (rule caption_metrics)")
+    p.add_argument("--tracking-json", default="", help="tracking settings (config tracking: + group); empty: off")
     a = p.parse_args()
     setup_logging()
     cfg = json.loads(a.scoring_json)
@@ -54,6 +56,8 @@ def main() -> None:
     io.write_parquet(a.decisions, dec)
     io.write_json(a.metrics, clean_json(out))
     log.info("%s: %s = %s (n=%s)", "/".join(a.run), out["metric"], out["value"], out["n"])
+    track_score(a.tracking_json, items_path=a.items, predictions_path=a.predictions, decisions_path=a.decisions,
+                metrics_path=a.metrics)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
 #   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
-# Pins (envs/hf/requirements.txt, sha256 f5520b65d6409ef34f2490901feb700d68a02ca95f8e46f6142c7cd28f5acf8b):
+# Pins (envs/hf/requirements.txt, sha256 ed24340a6d90fda665506f9e00eaa45bb3548120daf1a2e03c7cd04537d47878):
 #   torch==2.14.1
 #   torchvision==0.29.1
 #   transformers==5.23.0
@@ -25,9 +25,11 @@
 #   jsonschema==4.26.0
 #   tqdm==4.70.1
 #   pytest==9.2.0
+#   wandb==0.31.0
+#   mlflow-skinny==3.17.2
 FROM python:3.11-slim
 LABEL lalmbench.env="hf" \
-      lalmbench.requirements.sha256="f5520b65d6409ef34f2490901feb700d68a02ca95f8e46f6142c7cd28f5acf8b"
+      lalmbench.requirements.sha256="ed24340a6d90fda665506f9e00eaa45bb3548120daf1a2e03c7cd04537d47878"
 ENV PYTHONUNBUFFERED=1
 COPY hf/requirements.txt /opt/lalmbench/requirements.txt
 RUN apt-get update \

@@ -6,7 +6,7 @@
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
 #   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-vllm python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
-# Pins (envs/vllm/requirements.txt, sha256 18ba1b19ba0edd4d516340e958a28d3fda9177c4c3857c19f8f740e8378ebaa7):
+# Pins (envs/vllm/requirements.txt, sha256 2757926d16089af6f9a98e69520f3178155e73421933d0b9981ed6cbf58f5fba):
 #   vllm==0.32.0
 #   torch==2.13.0
 #   torchaudio==2.11.0
@@ -22,9 +22,11 @@
 #   PyYAML==6.0.3
 #   jsonschema==4.26.0
 #   tqdm==4.70.1
+#   wandb==0.31.0
+#   mlflow-skinny==3.17.2
 FROM python:3.11-slim
 LABEL lalmbench.env="vllm" \
-      lalmbench.requirements.sha256="18ba1b19ba0edd4d516340e958a28d3fda9177c4c3857c19f8f740e8378ebaa7"
+      lalmbench.requirements.sha256="2757926d16089af6f9a98e69520f3178155e73421933d0b9981ed6cbf58f5fba"
 ENV PYTHONUNBUFFERED=1
 COPY vllm/requirements.txt /opt/lalmbench/requirements.txt
 RUN apt-get update \

@@ -25,8 +25,10 @@ from lalmbench.inference.cache import PredictionCache
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.slices import PreparedSlice, Slice, prepare, slice_name
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
+from lalmbench.parse import parse_answer
 from lalmbench.progress import ProgressLog
 from lalmbench.provenance import package_versions
+from lalmbench.tracking.base import Tracker
 
 log = logging.getLogger("lalmbench.inference")
 
@@ -118,8 +120,10 @@ class SliceErrors(RuntimeError):
 
 
 def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache_path: str | Path,
-             sample_rate: int = 16000, max_error_rate: float = 0.0, model: Model | None = None) -> dict:
-    """Fill the cache for every slice; return a summary (per slice: items, cached, generated, errors)."""
+             sample_rate: int = 16000, max_error_rate: float = 0.0, model: Model | None = None,
+             tracker: Tracker | None = None) -> dict:
+    """Fill the cache for every slice; return a summary (per slice: items, cached, generated, errors).
+    ``tracker`` (tracking on) receives live progress every ``tracking.log_every`` items."""
     model_fp = model_fingerprint(model_cfg)
     seed = int(model_cfg.get("seed", 0))
     prepared = [prepare(sl, model_fp=model_fp, seed=seed, sample_rate=sample_rate) for sl in slices]
@@ -142,7 +146,7 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
                 log.info("model %s loaded in %.1f s", model_name, time.perf_counter() - t0)
                 summary["model_loads"] = 1
             common = {**_provenance(model, seed), "model_fingerprint": model_fp}
-            progress = ProgressLog(n_todo, model_name, log)
+            progress = ProgressLog(n_todo, model_name, log, tracker=tracker)
             for p, items_todo in zip(prepared, todo):
                 if items_todo:
                     _serve(model, p, items_todo, cache, common, model_cfg, sample_rate, seed, progress)
@@ -187,4 +191,16 @@ def _serve(model: Model, p: PreparedSlice, todo: list[tuple[dict, str]], cache: 
         rows = infer_chunk(model, [it for it, _ in chunk], condition=sl.condition, template=p.template,
                            sample_rate=sample_rate, seed=seed, audio_source=p.audio_source)
         cache.append({**r, **stamp, "key": k} for r, (_, k) in zip(rows, chunk))
-        progress.update(len(chunk))
+        judged, correct = _judge(chunk, rows) if progress.tracker else (0, 0)
+        progress.update(len(chunk), latency_s=sum(r["latency_s"] for r in rows), judged=judged, correct=correct)
+
+
+def _judge(chunk: list[tuple[dict, str]], rows: list[dict]) -> tuple[int, int]:
+    """(MCQ items with a gold label, how many the default parser reads as correct): the live
+    accuracy of a tracked model job. The scoring job's task-specific parser gives the real number."""
+    judged = correct = 0
+    for (it, _), r in zip(chunk, rows):
+        if it.get("options") and it.get("answer_label") is not None:
+            judged += 1
+            correct += r["error"] is None and parse_answer(r["raw_output"], it["options"]).label == it["answer_label"]
+    return judged, correct
