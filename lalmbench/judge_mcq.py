@@ -14,7 +14,10 @@ anything else leaves the item unparseable and is counted (``judge_n_unreadable``
 """
 from __future__ import annotations
 
+import hashlib
 import math
+from functools import lru_cache
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -31,6 +34,14 @@ READS = ("label", "none", "unreadable", "error")
 STAGE = "judge"
 JUDGE_COLUMNS = ["judge_role", "judge_read", "judge_label", "judge_raw", "judge_model", "judge_fingerprint",
                  "pred_label_with_judge", "parse_status_with_judge", "correct_with_judge", "outcome_with_judge"]
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the judge code (this module and :mod:`lalmbench.judge`): part of the judged score
+    rule's params, so an edit of how the judge is asked or read re-scores the runs it covers."""
+    here = Path(__file__).resolve().parent
+    return hashlib.sha256(b"".join((here / n).read_bytes() for n in ("judge.py", "judge_mcq.py"))).hexdigest()[:12]
 
 
 def read_label(reply: str | None, labels: Sequence[str]) -> tuple[str | None, str]:

@@ -93,7 +93,9 @@ def mcq_judge_json(config: dict, task: str) -> str:
     if not j:
         return "{}"
     cfg = {k: v for k, v in j.items() if k != "tasks"}
-    cfg.update(judge_model_cfg=config["models"][j["judge_model"]], seed=config["seed"])
+    from lalmbench.judge_mcq import code_fingerprint
+
+    cfg.update(judge_model_cfg=config["models"][j["judge_model"]], seed=config["seed"], code=code_fingerprint())
     return json.dumps(cfg, sort_keys=True, separators=(",", ":"))
 
 

@@ -2,6 +2,7 @@
 import json
 
 from lalmbench.config import Run
+from lalmbench.judge_mcq import code_fingerprint
 from lalmbench.rulegrid import (determinism_predictions, judge_resource, mcq_judge_json, mcq_runs,
                                 mcq_tasks_scored_in, open_scoring_json, open_tasks, paired_groups, scoring_env,
                                 sweep_grid, sweep_hash)
@@ -53,7 +54,8 @@ def test_the_mcq_judge_block_moves_only_the_tasks_it_covers_into_the_judge_env()
            "models": {**CFG["models"], "j": {"env": "hf", "resources": {"gpus": 1}}},
            "judge": {"judge_model": "j", "tasks": ["mcq"], "audit_n": 5}}
     j = json.loads(mcq_judge_json(cfg, "mcq"))
-    assert j == {"judge_model": "j", "judge_model_cfg": cfg["models"]["j"], "audit_n": 5, "seed": 0}
+    assert j == {"judge_model": "j", "judge_model_cfg": cfg["models"]["j"], "audit_n": 5, "seed": 0,
+                 "code": code_fingerprint()}  # an edit of the judge code re-scores the judged runs
     assert mcq_judge_json(cfg, "mcq2") == "{}" and mcq_judge_json(cfg, "sf") == "{}"
     assert mcq_tasks_scored_in(cfg, "hf") == ["mcq"] and mcq_tasks_scored_in(cfg, "core") == ["mcq2"]
     assert judge_resource(cfg, "mcq", "gpus", 0) == 1 and judge_resource(cfg, "mcq2", "gpus", 0) == 0
