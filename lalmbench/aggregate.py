@@ -10,7 +10,10 @@ from lalmbench import io
 KEYS = ["model", "dataset", "task", "condition", "prompt", "metric"]
 VALUES = ["value", "ci_low", "ci_high", "n", "chance", "p_vs_chance", "parse_failure_rate"]
 PROVENANCE = ["model_id", "model_revision", "backend", "parser_version", "config_hash"]
-COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"]
+#: after ``flags`` so the columns before it never move: the rule+judge accuracy of an MCQ run with
+#: the LLM-judge fallback on (``value`` stays rule-only) and the judge's agreement with the rules
+JUDGED = ["value_with_judge", "judge_agreement"]
+COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED
 
 
 RUN_KEYS = KEYS[:-1]
@@ -22,7 +25,7 @@ def metrics_rows(metrics: dict) -> list[dict]:
     Its ``flags`` (e.g. a captioning headline that fell back to another metric) go on every row."""
     base = {k: metrics.get(k) for k in RUN_KEYS + PROVENANCE}
     base["flags"] = list(metrics.get("flags") or [])
-    rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES}}]
+    rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED}}]
     for extra in metrics.get("extra_metrics", []):
         rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
                                 for k in ["metric"] + VALUES}})

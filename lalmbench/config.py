@@ -58,6 +58,33 @@ def _explained(error: Any, explained: set[str]) -> bool:
     return ".".join(path) in explained
 
 
+def _check_judge(cfg: dict, base_dir: Path) -> list[str]:
+    """The top-level ``judge:`` block (MCQ LLM-judge fallback) names a model, MCQ tasks and a label prompt."""
+    j = cfg.get("judge")
+    if not j:
+        return []
+    problems = []
+    if j["judge_model"] not in cfg["models"]:
+        problems.append(f"judge.judge_model: unknown model {j['judge_model']!r} (known: {', '.join(sorted(cfg['models']))})")
+    for t in j.get("tasks", []):
+        if t not in cfg["tasks"]:
+            problems.append(f"judge.tasks: unknown task {t!r}")
+        elif cfg["tasks"][t].get("scoring"):
+            problems.append(f"judge.tasks: {t!r} is an open-ended task (scoring.kind), not multiple choice")
+    prompt = j.get("prompt", "mcq")
+    path = base_dir / "resources" / "prompts" / "judge" / f"{prompt}.yaml"
+    if not path.is_file():
+        problems.append(f"judge.prompt: judge prompt {prompt!r} not found (expected {path.relative_to(base_dir)})")
+    else:
+        import yaml
+
+        verdict = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("verdict")
+        if verdict != "option_label":
+            problems.append(f"judge.prompt: {prompt!r} answers {verdict!r}; the MCQ fallback needs a prompt whose "
+                            f"verdict is option_label (e.g. mcq)")
+    return problems
+
+
 def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     problems = []
     for name, t in cfg["tasks"].items():
@@ -87,6 +114,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
         for side in ("a", "b"):
             if pair[side] not in cfg["models"]:
                 problems.append(f"checks.agreement.{k}.{side}: unknown model {pair[side]!r}")
+    problems += _check_judge(cfg, base_dir)
     named = {p for x in list(cfg["models"].values()) + list(cfg["tasks"].values()) for p in x.get("prompts", [])}
     for p in sorted(named | set(cfg["prompts"])):
         if not (base_dir / "resources" / "prompts" / f"{p}.txt").is_file():

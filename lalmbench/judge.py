@@ -53,6 +53,8 @@ VERDICT_READERS: dict[str, Callable[[str], bool | None]] = {
     "yes_no": _yes_no,
     "python_dict_correct": _python_dict_correct,
 }
+#: verdicts that name an option rather than say yes/no (read by :mod:`lalmbench.judge_mcq`)
+LABEL_VERDICTS = ("option_label",)
 
 
 # --- prompts ------------------------------------------------------------------------------------------
@@ -91,8 +93,9 @@ def load_prompt(name_or_path: str) -> JudgePrompt:
     for key in ("user", "verdict", "fields"):
         if key not in spec:
             raise io.InputError(f"{path}: judge prompt lacks {key!r}")
-    if spec["verdict"] not in VERDICT_READERS:
-        raise io.InputError(f"{path}: unknown verdict reader {spec['verdict']!r}; known: {sorted(VERDICT_READERS)}")
+    if spec["verdict"] not in VERDICT_READERS and spec["verdict"] not in LABEL_VERDICTS:
+        known = sorted(set(VERDICT_READERS) | set(LABEL_VERDICTS))
+        raise io.InputError(f"{path}: unknown verdict reader {spec['verdict']!r}; known: {known}")
     return JudgePrompt(name=spec.get("name", path.stem), system=spec.get("system") or "", user=spec["user"],
                        verdict=spec["verdict"], fields=tuple(spec["fields"]))
 
@@ -141,13 +144,18 @@ class Judge:
         if self.cache_dir:
             io.write_json(self.cache_dir / key[:2] / f"{key}.json", value)
 
-    def judge(self, records: Sequence[dict], *, batch_size: int | None = None) -> pd.DataFrame:
-        """One row per record: id, verdict (True/False/None), judge_status (judged / unparseable /
-        error), judge_raw, cached, plus the judge settings columns."""
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of :attr:`settings`: the judge's identity in one column (decisions, all.tsv)."""
+        return hashlib.sha256(json.dumps(self.settings, sort_keys=True).encode()).hexdigest()[:16]
+
+    def ask(self, records: Sequence[dict], *, batch_size: int | None = None) -> list[dict]:
+        """The judge's reply to each record's rendered prompt, from the cache where it has one:
+        ``judge_raw``, ``judge_error``, ``cached``, ``cache_key`` per record (failed calls are not
+        cached, so they are retried next time)."""
         from lalmbench.models.base import ModelInput, ModelOutput
 
         bs = int(batch_size or self.cfg.get("batch_size", 8))
-        reader = VERDICT_READERS[self.prompt.verdict]
         rendered = [self.prompt.render(r) for r in records]
         keys = [self.cache_key(p, str(r.get("id"))) for p, r in zip(rendered, records)]
         replies: dict[int, dict] = {}
@@ -173,13 +181,21 @@ class Judge:
                 if out.error is None:
                     self._cache_put(keys[i], rec)
                 replies[i] = {**rec, "cached": False}
+        return [{**replies[i], "cache_key": keys[i]} for i in range(len(records))]
+
+    def judge(self, records: Sequence[dict], *, batch_size: int | None = None) -> pd.DataFrame:
+        """One row per record: id, verdict (True/False/None), judge_status (judged / unparseable /
+        error), judge_raw, cached, plus the judge settings columns."""
+        if self.prompt.verdict not in VERDICT_READERS:
+            raise ValueError(f"judge prompt {self.prompt.name!r} answers with {self.prompt.verdict!r}, not a "
+                             f"yes/no verdict: use lalmbench.judge_mcq for it")
+        reader = VERDICT_READERS[self.prompt.verdict]
         rows = []
-        for i, r in enumerate(records):
-            rep = replies[i]
+        for r, rep in zip(records, self.ask(records, batch_size=batch_size)):
             verdict = None if rep.get("judge_error") or rep.get("judge_raw") is None else reader(rep["judge_raw"])
             status = "error" if rep.get("judge_error") else ("judged" if verdict is not None else "unparseable")
             rows.append({"id": r.get("id"), "verdict": verdict, "judge_status": status, "judge_raw": rep.get("judge_raw"),
-                         "judge_error": rep.get("judge_error"), "cached": rep["cached"], "cache_key": keys[i],
+                         "judge_error": rep.get("judge_error"), "cached": rep["cached"], "cache_key": rep["cache_key"],
                          **self.settings})
         return pd.DataFrame(rows)
 

@@ -63,10 +63,45 @@ def open_scoring_json(config: dict, task: str) -> str:
     return json.dumps(cfg, sort_keys=True, separators=(",", ":"))
 
 
+def judge_model_of(config: dict, task: str) -> str | None:
+    """The models entry that judges this task's runs: an open task's ``scoring.judge_model``, or for
+    an MCQ task the top-level ``judge:`` block's (its LLM-judge fallback), else None."""
+    s = config["tasks"][task].get("scoring") or {}
+    if s:
+        return s["judge_model"] if s.get("kind") == "judge" else None
+    return (mcq_judge(config, task) or {}).get("judge_model")
+
+
 def scoring_env(config: dict, task: str) -> str:
     """Env whose python runs the scoring job: a judge runs its backend in-process."""
-    s = config["tasks"][task].get("scoring") or {}
-    return config["models"][s["judge_model"]]["env"] if s.get("kind") == "judge" else "core"
+    judge = judge_model_of(config, task)
+    return config["models"][judge]["env"] if judge else "core"
+
+
+def mcq_judge(config: dict, task: str) -> dict | None:
+    """The top-level ``judge:`` block if it covers this MCQ task (its ``tasks``; empty: all)."""
+    j = config.get("judge")
+    if not j or scoring_kind(config, task) or (j.get("tasks") and task not in j["tasks"]):
+        return None
+    return j
+
+
+def mcq_judge_json(config: dict, task: str) -> str:
+    """The judge settings one MCQ score job receives (canonical JSON, ``{}`` when off: a change
+    re-scores the runs it covers, and only those)."""
+    j = mcq_judge(config, task)
+    if not j:
+        return "{}"
+    cfg = {k: v for k, v in j.items() if k != "tasks"}
+    from lalmbench.judge_mcq import code_fingerprint
+
+    cfg.update(judge_model_cfg=config["models"][j["judge_model"]], seed=config["seed"], code=code_fingerprint())
+    return json.dumps(cfg, sort_keys=True, separators=(",", ":"))
+
+
+def mcq_tasks_scored_in(config: dict, env: str) -> list[str]:
+    """MCQ tasks whose score job runs in ``env`` (the LLM-judge fallback runs in its model's env)."""
+    return [t for t in sorted(config["tasks"]) if not scoring_kind(config, t) and scoring_env(config, t) == env]
 
 
 def open_tasks_scored_in(config: dict, env: str) -> list[str]:
@@ -75,10 +110,10 @@ def open_tasks_scored_in(config: dict, env: str) -> list[str]:
 
 
 def judge_resource(config: dict, task: str, key: str, default):
-    s = config["tasks"][task].get("scoring") or {}
-    if s.get("kind") != "judge":
+    judge = judge_model_of(config, task)
+    if not judge:
         return default
-    return config["models"][s["judge_model"]].get("resources", {}).get(key, default)
+    return config["models"][judge].get("resources", {}).get(key, default)
 
 
 def paired_groups(runs: Sequence) -> dict[tuple[str, str, str, str], list[str]]:

@@ -15,12 +15,18 @@ PROVENANCE = ("model_id", "model_revision", "backend", "seed", "batch_size")
 
 
 def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict, config_hash: str,
-                    run: list[str], decisions_path: str, metrics_path: str) -> dict:
+                    run: list[str], decisions_path: str, metrics_path: str, judge_cfg: dict | None = None,
+                    judge_model=None) -> dict:
+    """``judge_cfg`` (the top-level ``judge:`` block with ``judge_model_cfg`` and ``seed`` filled in
+    by the workflow) turns on the LLM-judge fallback; ``judge_model`` injects a loaded backend."""
     from lalmbench.scoring import score_mcq
 
     items = io.read_jsonl(items_path)
     preds = io.read_parquet(predictions_path)
     decisions, metrics = score_mcq(items, preds, parser_cfg)
+    if judge_cfg:
+        decisions, judged = _judge(decisions, items, judge_cfg, judge_model)
+        metrics = {**metrics, **judged}
     first = preds.iloc[0] if len(preds) else {}
     metrics = {
         **dict(zip(RUN_KEYS, run)),
@@ -35,6 +41,20 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     io.write_parquet(decisions_path, decisions)
     io.write_json(metrics_path, metrics)
     return metrics
+
+
+def _judge(decisions: pd.DataFrame, items: list[dict], cfg: dict, model=None) -> tuple[pd.DataFrame, dict]:
+    from lalmbench.judge import Judge
+    from lalmbench.judge_mcq import DEFAULTS, judge_fallback
+
+    cfg = {**DEFAULTS, **cfg}
+    judge = Judge(cfg["judge_model"], cfg["judge_model_cfg"], cfg["prompt"], cache_dir=cfg["cache_dir"], model=model)
+    decisions, metrics = judge_fallback(decisions, items, judge, audit_n=int(cfg["audit_n"]),
+                                        max_disagreement=float(cfg["max_disagreement"]), seed=int(cfg.get("seed", 0)))
+    log.info("judge %s: %d unparseable sent, %d credited; agreement with rule reads %d/%d%s",
+             judge.name, metrics["judge_n_fallback"], metrics["judge_n_credited"], metrics["judge_audit_agree"],
+             metrics["judge_audit_n"], "" if metrics["judge_trusted"] else " (untrusted)")
+    return decisions, metrics
 
 
 def _plain(v):

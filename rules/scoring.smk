@@ -1,9 +1,12 @@
 # Predictions -> per-item decisions + metrics.json -> results/all.tsv (one row per run x metric).
+# With the top-level `judge:` block, the MCQ tasks it covers are scored with the LLM-judge fallback
+# (lalmbench/judge_mcq.py), in the judge model's env: score_hf / score_vllm are the same job there.
+from lalmbench import rulegrid
 
 
 rule score:
     input:
-        env_ready("core"),
+        lambda w: env_ready("core") + env_ready(rulegrid.scoring_env(config, w.task)),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         predictions="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
         prompt=lambda w: prompt_path(w.prompt),
@@ -13,25 +16,41 @@ rule score:
     log:
         f"{LOGS}/score/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
     wildcard_constraints:
-        task=one_of(MCQ_TASKS),
+        task=one_of(rulegrid.mcq_tasks_scored_in(config, "core")),
     params:
-        py=lambda w: env_python("core"),
+        py=lambda w: env_python(rulegrid.scoring_env(config, w.task)),
         parser=parser_param,
         scorer=SCORER,
+        judge=lambda w: rulegrid.mcq_judge_json(config, w.task),
         run_hash=score_run_hash,
         tracking=TRACKING,
     conda:
         conda_file("core")
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=lambda w: rulegrid.judge_resource(config, w.task, "mem_mb", 2000),
+        runtime=lambda w: rulegrid.judge_resource(config, w.task, "runtime", 30),
+        gpu=lambda w: rulegrid.judge_resource(config, w.task, "gpus", 0),
     shell:
         "{params.py} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
-        "--parser-json {params.parser:q} --config-hash {params.run_hash} "
+        "--parser-json {params.parser:q} --judge-json {params.judge:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} --tracking-json {params.tracking:q} > {log} 2>&1"
 
+
+# an MCQ judge whose model lives in another env: the same job in that env
+use rule score as score_hf with:
+    conda:
+        conda_file("hf")
+    wildcard_constraints:
+        task=one_of(rulegrid.mcq_tasks_scored_in(config, "hf")),
+
+
+use rule score as score_vllm with:
+    conda:
+        conda_file("vllm")
+    wildcard_constraints:
+        task=one_of(rulegrid.mcq_tasks_scored_in(config, "vllm")),
 
 
 rule listening_check:

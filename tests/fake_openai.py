@@ -16,6 +16,7 @@ class FakeServer:
         self.fail_first: list[tuple[int, dict] | None] = []  # (status, extra headers) served first; None: a success
         self.fail_body = None  # optional: Authorization header -> raw error body text
         self.answer = None  # optional: Authorization header -> the answer text of a success
+        self.answer_body = None  # optional: request body -> the answer text of a success (scripted per prompt)
         self.fail_if = None  # optional: request body -> (status, extra headers) to fail it, or None
         self.delay_s = 0.0
         self.in_flight = 0
@@ -51,7 +52,8 @@ class FakeServer:
                     user = body["messages"][-1]["content"]
                     n_audio = sum(p["type"] == "input_audio" for p in user)
                     text = next(p["text"] for p in user if p["type"] == "text")
-                    answer = (server.answer(self.headers.get("Authorization", "")) if server.answer
+                    answer = (server.answer_body(body) if server.answer_body
+                              else server.answer(self.headers.get("Authorization", "")) if server.answer
                               else f"B audio={n_audio} q={text[:20]}")
                     self._send(200, {"model": body["model"], "usage": {"prompt_tokens": 11, "completion_tokens": 1},
                                      "choices": [{"index": 0, "finish_reason": "stop", "message": {

@@ -74,3 +74,26 @@ def test_agreement_pairs_must_name_models(cfg):
     cfg["checks"] = {"agreement": [{"a": "random", "b": "ghost"}]}
     with pytest.raises(ConfigError, match=r"checks.agreement.0.b: unknown model 'ghost'"):
         check(cfg)
+
+
+def test_the_mcq_judge_is_off_by_default_and_filled_with_defaults_when_on(cfg):
+    assert "judge" not in check(copy.deepcopy(cfg))
+    cfg["judge"] = {"judge_model": "random"}
+    check(cfg)
+    assert cfg["judge"] == {"judge_model": "random", "prompt": "mcq", "tasks": [], "audit_n": 20,
+                            "max_disagreement": 0.05, "cache_dir": "results/cache/judge"}
+
+
+@pytest.mark.parametrize("judge, message", [
+    ({"judge_model": "gpt"}, r"judge.judge_model: unknown model 'gpt'"),
+    ({"judge_model": "random", "tasks": ["nope"]}, r"judge.tasks: unknown task 'nope'"),
+    ({"judge_model": "random", "prompt": "mcq_answer"},
+     r"judge.prompt: 'mcq_answer' answers 'yes_no'; the MCQ fallback needs a prompt whose verdict is option_label"),
+    ({"judge_model": "random", "prompt": "gone"}, r"judge.prompt: judge prompt 'gone' not found"),
+    ({"judge_model": "random", "max_disagreement": 5}, r"judge.max_disagreement: 5 is greater than the maximum of 1"),
+    ({"judge_model": "random", "audit": 3}, r"judge: Additional properties .*'audit' was unexpected"),
+])
+def test_a_bad_judge_block_names_the_key(cfg, judge, message):
+    cfg["judge"] = judge
+    with pytest.raises(ConfigError, match=message):
+        check(cfg)

@@ -2,8 +2,10 @@
 import json
 
 from lalmbench.config import Run
-from lalmbench.rulegrid import (determinism_predictions, mcq_runs, open_scoring_json, open_tasks, paired_groups,
-                                scoring_env, sweep_grid, sweep_hash)
+from lalmbench.judge_mcq import code_fingerprint
+from lalmbench.rulegrid import (determinism_predictions, judge_resource, mcq_judge_json, mcq_runs,
+                                mcq_tasks_scored_in, open_scoring_json, open_tasks, paired_groups, scoring_env,
+                                sweep_grid, sweep_hash)
 
 CFG = {"seed": 0, "scale": 1, "sample_rate": 16000, "datasets": {"d": {"adapter": "x"}},
        "tasks": {"mcq": {"dataset": "d", "family": "f"},
@@ -44,3 +46,16 @@ def test_sweep_hash_changes_with_what_changes_the_result():
     assert sweep_hash(CFG, **kw, circular_k=4) == sweep_hash(CFG, **kw, circular_k=4)
     assert sweep_hash(CFG, **kw, circular_k=4) != sweep_hash(CFG, **kw, circular_k=3)
     assert sweep_hash(CFG, **kw) != sweep_hash(CFG, **{**kw, "prompt_text": "other"})
+
+
+def test_the_mcq_judge_block_moves_only_the_tasks_it_covers_into_the_judge_env():
+    assert json.loads(mcq_judge_json(CFG, "mcq")) == {} and mcq_tasks_scored_in(CFG, "core") == ["mcq"]
+    cfg = {**CFG, "tasks": {**CFG["tasks"], "mcq2": {"dataset": "d", "family": "f"}},
+           "models": {**CFG["models"], "j": {"env": "hf", "resources": {"gpus": 1}}},
+           "judge": {"judge_model": "j", "tasks": ["mcq"], "audit_n": 5}}
+    j = json.loads(mcq_judge_json(cfg, "mcq"))
+    assert j == {"judge_model": "j", "judge_model_cfg": cfg["models"]["j"], "audit_n": 5, "seed": 0,
+                 "code": code_fingerprint()}  # an edit of the judge code re-scores the judged runs
+    assert mcq_judge_json(cfg, "mcq2") == "{}" and mcq_judge_json(cfg, "sf") == "{}"
+    assert mcq_tasks_scored_in(cfg, "hf") == ["mcq"] and mcq_tasks_scored_in(cfg, "core") == ["mcq2"]
+    assert judge_resource(cfg, "mcq", "gpus", 0) == 1 and judge_resource(cfg, "mcq2", "gpus", 0) == 0
