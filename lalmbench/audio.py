@@ -113,10 +113,23 @@ def load_audio(path: str | Path, target_sr: int) -> np.ndarray:
     except (sf.LibsndfileError, RuntimeError) as exc:
         raise InputError(f"{path}: cannot decode audio ({exc})") from None
     check_samples(x, path, declared_frames(path, info.format, info.frames))
-    x = downmix(x, path)
-    if sr != target_sr:
+    return resample(downmix(x, path), sr, target_sr)
+
+
+def resample(x: np.ndarray, sr: int, target_sr: int) -> np.ndarray:
+    """Float32 at ``target_sr`` (polyphase filter; unchanged when the rates agree)."""
+    x = np.asarray(x, dtype=np.float32)
+    if int(sr) != int(target_sr):
         from scipy.signal import resample_poly
 
-        ratio = Fraction(target_sr, sr)
+        ratio = Fraction(int(target_sr), int(sr))
         x = resample_poly(x, ratio.numerator, ratio.denominator).astype(np.float32)
     return x
+
+
+def mono_at(audio: np.ndarray, sample_rate: int, target_sr: int, who: str) -> np.ndarray:
+    """A model's input: 1-D float32 at ``target_sr``; ``who`` names the model in the error for other shapes."""
+    x = np.asarray(audio, dtype=np.float32)
+    if x.ndim != 1:
+        raise ValueError(f"{who} expects mono audio (1-D array), got shape {x.shape}")
+    return np.ascontiguousarray(resample(x, sample_rate, target_sr))

@@ -35,6 +35,9 @@ def test_default_config_is_valid_and_defaults_are_filled(cfg):
     (lambda c: c["tasks"]["pitch-order"].update(dataset="nope"), r"tasks.pitch-order.dataset: unknown dataset 'nope'"),
     (lambda c: c.update(prompts=["missing-template"]), r"template 'missing-template' not found"),
     (lambda c: c["models"]["text-prior"].update(conditions=["loud"]), r"models.text-prior.conditions.0: 'loud'"),
+    (lambda c: c["models"]["signal"].update(params={"gap_treshold_s": 0.4}),
+     r"models.signal.params.gap_treshold_s: unknown key 'gap_treshold_s' for backend 'signal'; "
+     r"did you mean 'gap_threshold_s'\?"),
 ])
 def test_bad_config_names_the_key(cfg, mutate, message):
     mutate(cfg)
@@ -48,7 +51,8 @@ def test_run_grid_respects_per_model_conditions(cfg):
     assert {r.condition for r in runs if r.model == "text-prior"} == {"no-audio"}
     assert {r.condition for r in runs if r.model == "random"} == {"audio", "no-audio"}
     assert {r.condition for r in runs if r.model == "cascade"} == {"audio", "silence"}
-    assert len(runs) == len(cfg["tasks"]) * 5
+    assert {r.condition for r in runs if r.model == "signal"} == {"audio", "silence"}
+    assert len(runs) == len(cfg["tasks"]) * 7
 
 
 def test_mix_dataset_must_name_an_existing_source(cfg):

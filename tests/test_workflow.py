@@ -20,7 +20,7 @@ def test_dry_run_of_default_target_plans_every_run(tmp_path):
     out = snakemake(copy_workflow(tmp_path), "-n", "results/all.tsv").stdout
     jobs = planned_jobs(out)
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    n_runs = len(cfg["tasks"]) * 5  # random: audio + no-audio; text-prior: no-audio; cascade: audio + silence
+    n_runs = len(cfg["tasks"]) * 7  # random: audio + no-audio; text-prior: no-audio; cascade, signal: audio + silence
     assert sum(j["rule"] == "infer" for j in jobs) == n_runs
     # one generate job (one model load) per model, whatever its number of runs
     assert sorted(j["wildcards"]["model"] for j in jobs if j["rule"].startswith("generate_")) == sorted(cfg["models"])

@@ -18,6 +18,7 @@ BACKEND_MODULES: dict[str, str] = {
     "random": "lalmbench.models.baselines",
     "text-overlap": "lalmbench.models.baselines",
     "cascade": "lalmbench.models.cascade",
+    "signal": "lalmbench.models.signal_baseline",
     "openai": "lalmbench.models.openai_compat",
     "hf": "lalmbench.models.hf",
     "vllm": "lalmbench.models.vllm_backend",

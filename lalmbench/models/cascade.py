@@ -31,12 +31,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from fractions import Fraction
 from importlib import metadata
 from typing import Any
 
 import numpy as np
 
+from lalmbench.audio import mono_at
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
 
 log = logging.getLogger("lalmbench.models.cascade")
@@ -94,15 +94,7 @@ def render_description(events: dict[str, list[tuple[float, float]]] | None, tran
 
 
 def to_16k(audio: np.ndarray, sample_rate: int) -> np.ndarray:
-    audio = np.asarray(audio, dtype=np.float32)
-    if audio.ndim != 1:
-        raise ValueError(f"cascade expects mono audio (1-D array), got shape {audio.shape}")
-    if sample_rate != AED_RATE:
-        from scipy.signal import resample_poly
-
-        r = Fraction(AED_RATE, int(sample_rate))
-        audio = resample_poly(audio, r.numerator, r.denominator).astype(np.float32)
-    return np.ascontiguousarray(audio)
+    return mono_at(audio, sample_rate, AED_RATE, "cascade")
 
 
 class _Stack:

