@@ -7,7 +7,7 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf lint dag graphviz envs report clean yamnet \
+.PHONY: run test test-fast test-core test-hf lint bench dag graphviz envs report clean yamnet \
         containers containers-docker containers-apptainer
 
 $(VENV)/.installed: envs/core/requirements.txt pyproject.toml
@@ -51,6 +51,11 @@ test-fast: $(VENV)/.installed yamnet
 
 lint: $(VENV)/.installed
 	$(SNAKEMAKE) --lint
+
+# Every bench under bench/ (bench/suite.py), each appending its figures to bench/results/, then the
+# README's Measured table regenerated from them. Needs the captioning env and Chromium for two of them.
+bench: $(VENV)/.installed
+	$(VENV)/bin/python -m bench.suite
 
 # Graphs of the default target (rule all). Checked before the venv is built: without Graphviz the
 # pipe used to leave an empty dag.svg behind a BrokenPipe traceback.

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.record import record  # noqa: E402
 from lalmbench import io  # noqa: E402
 from lalmbench.browser.build import write_browser  # noqa: E402
 
@@ -77,3 +78,6 @@ finally:
 print(f"items={a.items} runs={a.models * len(conds)} answers={len(rows)} data.js={size_mb:.1f} MB build={build_s:.2f}s")
 print(f"page load (driver.get, incl. parse + first render) = {load_ms:.0f} ms; domComplete = {timing[3]:.0f} ms")
 print(f"filter model = {timing[0]:.0f} ms; + filter outcome = {timing[1]:.0f} ms; items on page = {timing[2]}")
+if (a.items, a.models, a.conditions) == (5000, 4, 3):
+    record("browser", "page load, 5,000 items x 12 runs (parse + first render)", load_ms, "ms")
+    record("browser", "filter by model, 5,000 items x 12 runs", timing[0], "ms")

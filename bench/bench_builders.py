@@ -13,11 +13,14 @@ import json
 import resource
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from lalmbench.tasks import build_items
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.record import record  # noqa: E402
+from lalmbench.tasks import build_items  # noqa: E402
 
 MCQ_FAMILIES = ["order", "next", "duration", "count", "presence"]
 FAMILIES = MCQ_FAMILIES + ["grounding"]           # grounding: open answer, timed for information
@@ -101,6 +104,9 @@ def main(argv=None) -> int:
           f"{total:.1f} s, cpu {total_cpu:.1f} s; peak RSS {peak_rss_mb():,.0f} MB")
     print(f"targets (validate + MCQ families): wall <= 30 s -> {'OK' if mcq <= 30 else 'MISSED'} "
           f"(cpu {mcq_cpu:.1f} s); RSS <= 2048 MB -> {'OK' if peak_rss_mb() <= 2048 else 'MISSED'}")
+    if (args.events, args.clips, args.labels, args.families) == (1_000_000, 100_000, 400, ",".join(FAMILIES)):
+        record("builders", "validate + MCQ families, 1M events / 100k clips, wall", mcq, "s", "<= 30")
+        record("builders", "validate + MCQ families, 1M events / 100k clips, peak RSS", peak_rss_mb(), "MB", "<= 2048")
     if args.stats_json:
         from lalmbench.io import write_json
         write_json(args.stats_json, all_stats)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.record import record  # noqa: E402
 
 
 def _cpu() -> float:
@@ -75,6 +76,10 @@ def main(n_scenes: int = 24) -> None:
     cpu_s = n_jobs * load_cpu + n_items * (scene_cpu + noaudio_cpu)
     print(f"projected default run, cascade only, CPU: {n_jobs} jobs x {load_cpu:.1f} s load + {n_items} items x "
           f"({scene_cpu:.3f} + {noaudio_cpu:.4f}) s = {cpu_s:.0f} CPU s, ~{cpu_s / 2:.0f} s wall on 2 idle cores")
+    if n_scenes == 24:
+        record("cascade", "import + model load per job, CPU", load_cpu, "s")
+        record("cascade", "6 s synthetic scene, CPU per item", scene_cpu * 1000, "ms")
+        record("cascade", "espeak-ng speech clip (Whisper runs), CPU per item", speech_cpu * 1000, "ms")
 
 
 if __name__ == "__main__":

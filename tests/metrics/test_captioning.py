@@ -91,3 +91,30 @@ def test_missing_env_tells_how_to_build_it(monkeypatch, tmp_path):
     monkeypatch.delenv("LALMBENCH_CAPTIONING_PYTHON", raising=False)
     with pytest.raises(CaptioningEnvMissing, match="envs/captioning/requirements.txt"):
         captioning.captioning_python(tmp_path)
+
+
+def _worker_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("aac_worker_under_test", captioning.WORKER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # stdlib only at import: loadable outside the captioning env
+    return mod
+
+
+def test_meteor_jvm_that_cannot_start_says_why(tmp_path):
+    import shutil
+
+    if shutil.which("java") is None:
+        pytest.skip("no java on PATH")
+    worker = _worker_module()
+    with pytest.raises(FileNotFoundError, match="METEOR jar not found at .*meteor-1.5.jar"):
+        worker.Meteor(tmp_path)
+    jar = tmp_path / "aac-metrics" / "meteor" / "meteor-1.5.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_text("not a jar")
+    meteor = worker.Meteor(tmp_path)
+    meteor._score([b"SCORE ||| a dog barks ||| a dog barks\n"])
+    meteor.close()
+    assert isinstance(meteor.error, RuntimeError)
+    assert "METEOR (java) stopped with exit code 1" in str(meteor.error) and "jarfile" in str(meteor.error)

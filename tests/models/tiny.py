@@ -68,8 +68,11 @@ def _finish(model, tok, out: Path, processor=None) -> Path:
 QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 
-def build_qwen2_audio(out: Path, chunk_s: int = 30) -> Path:
-    """Qwen2-Audio with its own processor and built-in default chat template."""
+def build_qwen2_audio(out: Path, chunk_s: int = 30, text: dict | None = None, audio: dict | None = None) -> Path:
+    """Qwen2-Audio with its own processor and built-in default chat template.
+
+    ``text`` / ``audio`` override the text-model / audio-encoder config (sizes, layers): the
+    batching bench builds a bigger one so that compute, not per-call overhead, dominates."""
     import torch
     import transformers as T
 
@@ -79,9 +82,9 @@ def build_qwen2_audio(out: Path, chunk_s: int = 30) -> Path:
     fe = T.WhisperFeatureExtractor(feature_size=128, sampling_rate=16000, chunk_length=chunk_s)
     proc = T.Qwen2AudioProcessor(feature_extractor=fe, tokenizer=tok)
     cfg = T.Qwen2AudioConfig(
-        audio_config=dict(model_type="qwen2_audio_encoder", d_model=64, encoder_layers=2, encoder_attention_heads=2,
-                          encoder_ffn_dim=128, num_mel_bins=128, max_source_positions=chunk_s * 50),
-        text_config=dict(model_type="qwen2", **_qwen_text(tok)),
+        audio_config={**dict(model_type="qwen2_audio_encoder", d_model=64, encoder_layers=2, encoder_attention_heads=2,
+                             encoder_ffn_dim=128, num_mel_bins=128, max_source_positions=chunk_s * 50), **(audio or {})},
+        text_config=dict(model_type="qwen2", **{**_qwen_text(tok), **(text or {})}),
         audio_token_id=tok.convert_tokens_to_ids("<|AUDIO|>"))
     return _finish(T.Qwen2AudioForConditionalGeneration(cfg), tok, out, proc)
 

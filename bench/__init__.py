@@ -1,0 +1,1 @@
+"""Benchmarks (see bench/suite.py) and the figure writer they share (bench/record.py)."""
