@@ -166,8 +166,9 @@ def validate_events(df: pd.DataFrame, path: str | os.PathLike, clip_ids: Iterabl
         raise InputError(f"{path}: row {_row(rows, i)}: offset_s ({off[i]:g}) is before onset_s ({on[i]:g}); "
                          f"expected onset_s <= offset_s{more}")
     _fail(path, _blank(df["label"]), "label is empty; every event needs a label", df, "clip_id", rows)
-    for col in ("label", "caption"):
-        _control(df, col, path, rows)
+    _control(df, "label", path, rows)
+    if not df["caption"].equals(df["label"]):                   # captions that are the labels (TACoBeLAL)
+        _control(df, "caption", path, rows)
     known = pd.Index(pd.Series(list(clip_ids) if not isinstance(clip_ids, pd.Series) else clip_ids)
                      .astype("string").unique())
     # check distinct ids only (1M rows -> ~100k lookups; a categorical is factorised already)
@@ -190,7 +191,9 @@ def fit_events_to_clips(events: pd.DataFrame, clips: pd.DataFrame) -> tuple[pd.D
     hears). Clips of unknown duration (NaN) are left alone. Returns (events, number dropped, number cut)."""
     dur = pd.Series(pd.to_numeric(clips["duration_s"], errors="coerce").to_numpy(float),
                     index=clips["clip_id"].astype(str).to_numpy())
-    d = dur.reindex(events["clip_id"].astype(str).to_numpy()).to_numpy(float)
+    codes, uniq = pd.factorize(events["clip_id"])               # look up the distinct ids only
+    d_u = dur.reindex(pd.Index(np.asarray(uniq, dtype=object)).astype(str)).to_numpy(float)
+    d = np.where(codes >= 0, np.r_[d_u, np.nan][codes], np.nan)
     on = pd.to_numeric(events["onset_s"], errors="coerce").to_numpy(float)
     off = pd.to_numeric(events["offset_s"], errors="coerce").to_numpy(float)
     known = np.isfinite(d)

@@ -21,7 +21,7 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
     clips = io.read_parquet(clips_path)
     events = io.read_parquet(events_path)
     validate_clips(clips, clips_path)
-    validate_events(events, events_path, set(clips["clip_id"]))
+    validate_events(events, events_path, clips["clip_id"])
     rows_read = len(events)
     events, late, cut = fit_events_to_clips(events, clips)
     tcfg = cfg["task"]
