@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.io import InputError
+from lalmbench.memory import release_freed
 
 EVENT_COLUMNS = ("clip_id", "onset_s", "offset_s", "label")
 CLIP_COLUMNS = ("clip_id", "audio_path")
@@ -86,25 +87,34 @@ def check_params(params: dict | None, allowed: set[str] | frozenset, *, family: 
     return params
 
 
-def _arrow_strings(x) -> "pa.Array":
-    """A string column or array as one pyarrow string array (no copy for pyarrow-backed strings)."""
+def _arrow_strings(x) -> "pa.Array | pa.ChunkedArray":
+    """A string column or array in pyarrow (no copy for pyarrow-backed strings)."""
     import pyarrow as pa
 
     arr = getattr(x, "array", x)
     if isinstance(arr, pd.arrays.ArrowStringArray):
-        out = pa.array(arr)
-        return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+        return pa.array(arr)
     return pa.array(np.asarray(arr, dtype=object), type=pa.string(), from_pandas=True)
 
 
 def factorize_strings(x, *, sort: bool = False) -> tuple[np.ndarray, pd.api.extensions.ExtensionArray]:
     """``pd.factorize(x, sort=sort, use_na_sentinel=True)`` for strings, run in Arrow's C++ kernels
     (hashing, and a sort by code point: UTF-8 byte order is code point order, as Python compares)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     enc = pc.dictionary_encode(_arrow_strings(x))
-    codes = enc.indices.fill_null(-1).to_numpy().astype(np.int64)
-    uniq = enc.dictionary
+    if isinstance(enc, pa.ChunkedArray):     # the chunks share the dictionary built over all of them
+        chunks = enc.chunks
+        if not chunks:
+            return np.zeros(0, np.int64), pd.array([], dtype="string")
+        uniq = chunks[-1].dictionary
+        if not all(c.dictionary.equals(uniq) for c in chunks[:-1]):
+            chunks = enc.unify_dictionaries().chunks
+            uniq = chunks[0].dictionary
+        codes = np.concatenate([c.indices.fill_null(-1).to_numpy() for c in chunks]).astype(np.int64)
+    else:
+        codes, uniq = enc.indices.fill_null(-1).to_numpy().astype(np.int64), enc.dictionary
     if sort and len(uniq):
         order = pc.array_sort_indices(uniq).to_numpy()
         rank = np.empty(len(order), np.int64)
@@ -189,6 +199,13 @@ def prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | Non
     (``event:repeated_text``), for questions where a repeat makes the answer ambiguous.
     Clips left with fewer than ``min_events`` usable events are dropped (``clip:too_few_events``).
     """
+    prep = _prepare_events(events, clips, params, repeats=repeats, min_events=min_events)
+    release_freed()                  # the string work's Arrow buffers and sort temporaries, before the items
+    return prep
+
+
+def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | None, *, repeats: str,
+                    min_events: int) -> Prepared:
     _require(events, EVENT_COLUMNS, "events table")
     _require(clips, CLIP_COLUMNS, "clips table")
     rows_read = len(events)
