@@ -62,7 +62,10 @@ def _origin(df: pd.DataFrame, file: str | None, fallback: str) -> tuple[str, np.
 def _clean_text(events: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Labels and captions with whitespace runs collapsed (see annotations); how many cells changed."""
     label, n_label = collapse_whitespace_counted(events["label"])
-    caption, n_caption = collapse_whitespace_counted(events["caption"])
+    if events["caption"].equals(events["label"]):               # captions that are the labels (TACoBeLAL)
+        caption, n_caption = label, n_label
+    else:
+        caption, n_caption = collapse_whitespace_counted(events["caption"])
     return events.assign(label=label, caption=caption), n_label + n_caption
 
 
