@@ -213,9 +213,10 @@ class ItemRows(SequenceABC):
 
     def json_lines(self, chunk: int = 4096):
         """The items as JSON Lines, in byte chunks: exactly what ``orjson.dumps(item, OPT_SORT_KEYS |
-        OPT_SERIALIZE_NUMPY)`` + newline gives for each item, written from the columns (each column
-        chunk encoded by one orjson call where it holds only strings or only numbers) into a
-        ``%``-template of the item, without making the item dicts (a third less time on 10^5 items)."""
+        OPT_SERIALIZE_NUMPY)`` + newline gives for each item, written from the columns without making
+        the item dicts: each column chunk is encoded by one orjson call where it holds only strings
+        or only numbers, split into values and joined with the item's literal JSON between them by
+        Arrow's C++ kernels (a third less time than the dicts on 10^5 items)."""
         k, n = self._k, self._n
         options = tuple({"label": _dump(self._labels[j]), "text": self._flat_text[j::k],
                          "type": self._flat_type[j::k], "meta": {key: c[j::k] for key, c in zip(self._okeys, self._ocols)}}
@@ -227,14 +228,23 @@ class ItemRows(SequenceABC):
                 "task": _dump(self._task)}
         parts: list = [b""]                      # literal JSON, then (column, kind) and literal in turn
         _template(item, parts)
-        template = b"%b".join(x.replace(b"%", b"%%") for x in parts[::2]) + b"\n"
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        parts[-1] += b"\n"
+        literals = [pa.scalar(x, pa.binary()) for x in parts[::2]]
         slots = parts[1::2]
         for lo in range(0, n, chunk):
             hi = min(n, lo + chunk)
-            if slots:
-                yield b"".join(template % row for row in zip(*(_encode(c[lo:hi], kind) for c, kind in slots)))
-            else:
-                yield (template % ()) * (hi - lo)
+            if not slots:
+                yield parts[0] * (hi - lo)
+                continue
+            args = [literals[0]]
+            for (c, kind), lit in zip(slots, literals[1:]):
+                args += [_encode(c[lo:hi], kind), lit]
+            lines = pc.binary_join_element_wise(*args, pa.scalar(b"", pa.binary()))
+            offsets = np.frombuffer(lines.buffers()[1], np.int32)[lines.offset:lines.offset + len(lines) + 1]
+            yield lines.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -300,19 +310,30 @@ def _template(value: bytes | dict | tuple | list, parts: list) -> None:
         parts += [(value, kind), quote]
 
 
-def _encode(values: list, kind: str) -> list[bytes]:
-    """Each value's JSON as orjson writes it, from one call per column chunk where the kind allows:
-    in a JSON array of strings a quote is always escaped, so ``","`` occurs only between elements
-    (the slot supplies the quotes); numbers, nulls and booleans hold no comma."""
+def _encode(values: list, kind: str) -> "pa.BinaryArray":
+    """Each value's JSON as orjson writes it, as an Arrow binary array: one orjson call per column
+    chunk where the kind allows, split in Arrow: in a JSON array of strings a quote is always
+    escaped, so ``","`` occurs only between elements (the template supplies the quotes); numbers,
+    nulls and booleans hold no comma."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def split(blob: bytes, sep: bytes) -> pa.BinaryArray:
+        return pc.split_pattern(pa.array([blob], pa.binary()), sep).flatten()
+
     if kind == "str":
-        return _dump(values)[2:-2].split(b'","')
+        return split(_dump(values)[2:-2], b'","')
     if kind == "number":
-        return _dump(values)[1:-1].split(b",")
+        return split(_dump(values)[1:-1], b",")
     if kind == "str_or_null":
+        null = np.fromiter((v is None for v in values), bool, len(values))
         strs = [v for v in values if v is not None]
-        pieces = iter(_dump(strs)[2:-2].split(b'","') if strs else ())
-        return [b"null" if v is None else b'"' + next(pieces) + b'"' for v in values]
-    return [_dump(v) for v in values]
+        if not strs:
+            return pa.array([b"null"] * len(values), pa.binary())
+        quoted = pc.binary_join_element_wise(b'"', split(_dump(strs)[2:-2], b'","'), b'"', b"")
+        taken = quoted.take(pa.array(np.maximum(np.cumsum(~null) - 1, 0)))
+        return pc.if_else(pa.array(null), pa.scalar(b"null", pa.binary()), taken)
+    return pa.array([_dump(v) for v in values], pa.binary())
 
 _MAKERS: dict[tuple[str, ...], Any] = {}
 
