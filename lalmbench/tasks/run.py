@@ -21,6 +21,8 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
 
     clips = io.read_parquet(clips_path)
     events = io.read_parquet(events_path)
+    if {"label", "caption"} <= set(events.columns) and events["caption"].equals(events["label"]):
+        events["caption"] = events["label"]      # captions that are the labels (TACoBeLAL): one copy, not two
     validate_clips(clips, clips_path)
     validate_events(events, events_path, clips["clip_id"])
     rows_read = len(events)
