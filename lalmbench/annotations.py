@@ -52,21 +52,48 @@ def _fail(path: str | os.PathLike, mask: np.ndarray, what: str, df: pd.DataFrame
     raise InputError(f"{path}: row {_row(rows, i)}: {what}{shown}{more}")
 
 
+# Python's whitespace (what ``str.isspace``, ``str.strip`` and ``re``'s ``\s`` match), written out for
+# RE2 so Arrow's C++ regex engine applies exactly Python's rules
+_SPACE_CHARS = r"\x{9}-\x{d}\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+_SPACE = f"[{_SPACE_CHARS}]"
+_OTHER_SPACE = "[" + _SPACE_CHARS.replace(r"\x{1c}-\x{20}", r"\x{1c}-\x{1f}") + "]"    # all but " "
+_NEEDS_COLLAPSE = f"{_SPACE}{_SPACE}|{_OTHER_SPACE}|^{_SPACE}|{_SPACE}$"
+_CONTROL_RE2 = r"[\x{0}-\x{1f}\x{7f}-\x{9f}]"
+
+
+def _arrow(s: pd.Series):
+    """The column as a pyarrow string array (no copy for pyarrow-backed strings)."""
+    import pyarrow as pa
+
+    return pa.array(s.astype("string[pyarrow]").array)
+
+
 def collapse_whitespace(s: pd.Series) -> pd.Series:
-    """Runs of whitespace (newlines, tabs, ...) -> one space, stripped; nulls stay null. Works on the
-    distinct values (a few hundred labels in a 1M-row table)."""
-    codes, uniq = pd.factorize(s.astype("string"), use_na_sentinel=True)
-    clean = pd.Series(uniq, dtype="string").str.replace(r"\s+", " ", regex=True).str.strip().to_numpy(object)
-    return pd.Series(pd.array(np.where(codes >= 0, clean[np.maximum(codes, 0)] if len(clean) else None, None),
-                              dtype="string"), index=s.index)
+    """Runs of whitespace (newlines, tabs, ...) -> one space, stripped; nulls stay null. Arrow's regex
+    engine scans the column once for cells that need it (usually none: ``s`` comes back as is)."""
+    return collapse_whitespace_counted(s)[0]
+
+
+def collapse_whitespace_counted(s: pd.Series) -> tuple[pd.Series, int]:
+    """:func:`collapse_whitespace` and how many cells it changed."""
+    import pyarrow.compute as pc
+
+    arr = _arrow(s)
+    needs = pc.match_substring_regex(arr, _NEEDS_COLLAPSE)
+    n = int(pc.sum(needs).as_py() or 0)
+    if not n:
+        return s.astype("string[pyarrow]"), 0
+    out = pc.utf8_trim(pc.replace_substring_regex(arr, f"{_SPACE}+", " "), " ")
+    return pd.Series(pd.arrays.ArrowStringArray(out), index=s.index), n
 
 
 def _control(df: pd.DataFrame, col: str, path, rows: np.ndarray | None) -> None:
     """A control character left in free text (after whitespace was collapsed) names row and code point."""
-    codes, uniq = pd.factorize(df[col].astype("string"), use_na_sentinel=True)
-    hit = pd.Series(uniq, dtype="string").str.contains(CONTROL, regex=True).fillna(False).to_numpy(bool)
-    if hit.any():
-        mask = (codes >= 0) & hit[np.maximum(codes, 0)]
+    import pyarrow.compute as pc
+
+    hit = pc.match_substring_regex(_arrow(df[col]), _CONTROL_RE2)
+    if pc.any(hit).as_py():
+        mask = np.asarray(hit.fill_null(False), dtype=bool)
         i = int(np.flatnonzero(mask)[0])
         ch = re.search(CONTROL, str(df[col].iloc[i])).group()
         _fail(path, mask, f"{col} contains control character U+{ord(ch):04X}; labels and captions must be "
@@ -139,8 +166,9 @@ def validate_events(df: pd.DataFrame, path: str | os.PathLike, clip_ids: Iterabl
         raise InputError(f"{path}: row {_row(rows, i)}: offset_s ({off[i]:g}) is before onset_s ({on[i]:g}); "
                          f"expected onset_s <= offset_s{more}")
     _fail(path, _blank(df["label"]), "label is empty; every event needs a label", df, "clip_id", rows)
-    for col in ("label", "caption"):
-        _control(df, col, path, rows)
+    _control(df, "label", path, rows)
+    if not df["caption"].equals(df["label"]):                   # captions that are the labels (TACoBeLAL)
+        _control(df, "caption", path, rows)
     known = pd.Index(pd.Series(list(clip_ids) if not isinstance(clip_ids, pd.Series) else clip_ids)
                      .astype("string").unique())
     # check distinct ids only (1M rows -> ~100k lookups; a categorical is factorised already)
@@ -163,7 +191,9 @@ def fit_events_to_clips(events: pd.DataFrame, clips: pd.DataFrame) -> tuple[pd.D
     hears). Clips of unknown duration (NaN) are left alone. Returns (events, number dropped, number cut)."""
     dur = pd.Series(pd.to_numeric(clips["duration_s"], errors="coerce").to_numpy(float),
                     index=clips["clip_id"].astype(str).to_numpy())
-    d = dur.reindex(events["clip_id"].astype(str).to_numpy()).to_numpy(float)
+    codes, uniq = pd.factorize(events["clip_id"])               # look up the distinct ids only
+    d_u = dur.reindex(pd.Index(np.asarray(uniq, dtype=object)).astype(str)).to_numpy(float)
+    d = np.where(codes >= 0, np.r_[d_u, np.nan][codes], np.nan)
     on = pd.to_numeric(events["onset_s"], errors="coerce").to_numpy(float)
     off = pd.to_numeric(events["offset_s"], errors="coerce").to_numpy(float)
     known = np.isfinite(d)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -55,6 +56,47 @@ def _inside(path: str, root: str) -> bool:
     return os.path.commonpath([root, path]) == root
 
 
+# a relative path with no empty, "." or ".." component and no surrounding whitespace: joined to the
+# root it is already normalised and lies inside it
+_PLAIN = re.compile(r"(?!\s)(?!\.\.?(?:/|$))[^/]+(?:/(?!\.\.?(?:/|$))[^/]+)*(?<!\s)").fullmatch
+
+
+def _row_of(rows: Sequence[int] | None, i: int) -> int:
+    return rows[i] if rows is not None else i + 1
+
+
+def _refuse_link(real: str, st: os.stat_result | None, real_root: str, r: str, source: str, row: int) -> None:
+    """The error for a path whose folder (``real`` = resolved folder + name) or, when ``st`` says it is
+    a symlink, whose own target lies outside the real root."""
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(real)
+    if not _inside(real, real_root):
+        raise InputError(f"{source}: row {row}: audio path {r!r} resolves through a symlink to {real}, "
+                         f"outside the dataset's audio root {real_root}; {SYMLINK_HINT}")
+
+
+def _resolve_other(r, root, root_s: str, real_root: str, *, check_exists: bool, symlinks: str, source: str,
+                   row: int) -> tuple[str, str, os.stat_result | None]:
+    """(normalised path, path as root/rel, its lstat) of any path that is not plain: empty, absolute,
+    with ``..`` or ``.`` components or surrounding whitespace; errors as :func:`resolve_audio` says."""
+    if r is None or (isinstance(r, float) and np.isnan(r)) or not str(r).strip():
+        raise InputError(f"{source}: row {row}: audio path is empty")
+    r = str(r).strip()
+    joined = os.path.normpath(os.path.join(root_s, r))
+    if not _inside(joined, root_s):
+        raise InputError(f"{source}: row {row}: audio path {r!r} escapes the dataset's audio root {root_s} "
+                         f"(resolves to {joined}); paths must stay inside the root")
+    if joined == root_s:
+        raise InputError(f"{source}: row {row}: audio path {r!r} is the audio root {root_s} itself, not an "
+                         f"audio file")
+    p = os.path.join(str(root), os.path.relpath(joined, root_s))
+    st = _stat(joined, follow=False) if check_exists else None
+    if symlinks == "error":
+        folder, name = os.path.split(joined)
+        _refuse_link(os.path.join(os.path.realpath(folder), name), st, real_root, r, source, row)
+    return joined, p, st
+
+
 def resolve_audio(root: str | os.PathLike, rel: Sequence[str], *, source: str, rows: Sequence[int] | None = None,
                   check_exists: bool = True, missing: str = "error",
                   symlinks: str = "error") -> tuple[list[str], np.ndarray]:
@@ -77,44 +119,39 @@ def resolve_audio(root: str | os.PathLike, rel: Sequence[str], *, source: str, r
         raise ValueError(f"symlinks_outside_root must be 'error' or 'allow', got {symlinks!r}")
     root_s = os.path.normpath(os.path.abspath(str(root)))
     real_root = os.path.realpath(root_s)
-    dirs: dict[str, str] = {}
+    root_dir = os.path.join(root_s, "")             # root_s + "/" (once, also for the root "/")
+    user_dir = os.path.join(str(root), "")
+    dirs: dict[str, tuple[str, bool]] = {}           # folder -> (its realpath, inside the real root)
     out: list[str] = []
     exists = np.ones(len(rel), bool)
     for i, r in enumerate(rel):
-        row = rows[i] if rows is not None else i + 1
-        if r is None or (isinstance(r, float) and np.isnan(r)) or not str(r).strip():
-            raise InputError(f"{source}: row {row}: audio path is empty")
-        r = str(r).strip()
-        joined = os.path.normpath(os.path.join(root_s, r))
-        if not _inside(joined, root_s):
-            raise InputError(f"{source}: row {row}: audio path {r!r} escapes the dataset's audio root {root_s} "
-                             f"(resolves to {joined}); paths must stay inside the root")
-        if joined == root_s:
-            raise InputError(f"{source}: row {row}: audio path {r!r} is the audio root {root_s} itself, not an "
-                             f"audio file")
-        p = os.path.join(str(root), os.path.relpath(joined, root_s))
-        st = _stat(joined, follow=False) if check_exists else None  # one lstat per file
-        if symlinks == "error":
-            folder, name = os.path.split(joined)
-            if folder not in dirs:  # 100k files share a few folders
-                dirs[folder] = os.path.realpath(folder)
-            real = os.path.join(dirs[folder], name)
-            if st is not None and stat.S_ISLNK(st.st_mode):
-                real = os.path.realpath(real)
-            if not _inside(real, real_root):
-                raise InputError(f"{source}: row {row}: audio path {r!r} resolves through a symlink to {real}, "
-                                 f"outside the dataset's audio root {real_root}; {SYMLINK_HINT}")
+        if type(r) is str and _PLAIN(r):
+            # the common case, a clean relative path: already normalised and inside the root, so only
+            # its folder's symlinks (once per folder) and, with check_exists, the file itself are looked at
+            joined = root_dir + r
+            p = user_dir + r
+            st = _stat(joined, follow=False) if check_exists else None  # one lstat per file
+            if symlinks == "error":
+                folder, _, name = r.rpartition("/")
+                if folder not in dirs:  # 100k files share a few folders
+                    real_dir = os.path.realpath(root_dir + folder)
+                    dirs[folder] = (real_dir, _inside(real_dir, real_root))
+                real_dir, ok = dirs[folder]
+                if not ok or (st is not None and stat.S_ISLNK(st.st_mode)):
+                    _refuse_link(os.path.join(real_dir, name), st, real_root, r, source, _row_of(rows, i))
+        else:
+            joined, p, st = _resolve_other(r, root, root_s, real_root, check_exists=check_exists,
+                                           symlinks=symlinks, source=source, row=_row_of(rows, i))
         if check_exists:
             if st is not None and stat.S_ISLNK(st.st_mode):
                 st = _stat(joined, follow=True)
             if st is not None and stat.S_ISDIR(st.st_mode):
-                raise InputError(f"{source}: row {row}: audio path {p} is a directory, not an audio file")
+                raise InputError(f"{source}: row {_row_of(rows, i)}: audio path {p} is a directory, not an audio file")
             exists[i] = st is not None
         out.append(p)
     if check_exists and missing == "error" and not exists.all():
         i = int(np.flatnonzero(~exists)[0])
-        row = rows[i] if rows is not None else i + 1
-        raise InputError(f"{source}: row {row}: audio file {out[i]} does not exist "
+        raise InputError(f"{source}: row {_row_of(rows, i)}: audio file {out[i]} does not exist "
                          f"({int((~exists).sum())} of {len(out)} missing); put the dataset's audio under "
                          f"{root} or set missing_audio: skip to leave those clips out (counted in stats)")
     return out, exists

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.annotations import collapse_whitespace, validate_clips, validate_events
+from lalmbench.annotations import collapse_whitespace_counted, validate_clips, validate_events
 from lalmbench.datasets import CLIP_COLUMNS, EVENT_COLUMNS, adapt
 
 log = logging.getLogger("lalmbench.datasets")
@@ -61,9 +61,12 @@ def _origin(df: pd.DataFrame, file: str | None, fallback: str) -> tuple[str, np.
 
 def _clean_text(events: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Labels and captions with whitespace runs collapsed (see annotations); how many cells changed."""
-    out = events.assign(label=collapse_whitespace(events["label"]), caption=collapse_whitespace(events["caption"]))
-    changed = sum(int((events[c].astype("string").fillna("") != out[c].fillna("")).sum()) for c in ("label", "caption"))
-    return out, changed
+    label, n_label = collapse_whitespace_counted(events["label"])
+    if events["caption"].equals(events["label"]):               # captions that are the labels (TACoBeLAL)
+        caption, n_caption = label, n_label
+    else:
+        caption, n_caption = collapse_whitespace_counted(events["caption"])
+    return events.assign(label=label, caption=caption), n_label + n_caption
 
 
 def import_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, source_items: str, items_path: str,

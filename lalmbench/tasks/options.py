@@ -188,6 +188,7 @@ class ItemRows(SequenceABC):
         self._labels, self._flat_text, self._flat_type = labels, flat_text, flat_type
         self._ocols, self._mcols = ocols, mcols
         self._ans_label, self._ans_text, self._references = ans_label, ans_text, references
+        self._okeys, self._mkeys = okeys, mkeys
         self._make_ometa = _dict_maker(okeys)
         self._make_meta = _dict_maker(mkeys)
         self._make_option = _dict_maker(("label", "text", "type", "meta"))
@@ -209,6 +210,41 @@ class ItemRows(SequenceABC):
         return self._make_item(self._ids[i], self._task, self._dataset, self._clip_ids[i], self._audio_paths[i],
                                self._questions[i], options, self._ans_label[i], self._ans_text[i], refs,
                                self._make_meta(*[c[i] for c in self._mcols]))
+
+    def json_lines(self, chunk: int = 4096):
+        """The items as JSON Lines, in byte chunks: exactly what ``orjson.dumps(item, OPT_SORT_KEYS |
+        OPT_SERIALIZE_NUMPY)`` + newline gives for each item, written from the columns without making
+        the item dicts: each column chunk is encoded by one orjson call where it holds only strings
+        or only numbers, split into values and joined with the item's literal JSON between them by
+        Arrow's C++ kernels (a third less time than the dicts on 10^5 items)."""
+        k, n = self._k, self._n
+        options = tuple({"label": _dump(self._labels[j]), "text": self._flat_text[j::k],
+                         "type": self._flat_type[j::k], "meta": {key: c[j::k] for key, c in zip(self._okeys, self._ocols)}}
+                        for j in range(k))
+        item = {"answer_label": self._ans_label, "answer_text": self._ans_text, "audio_path": self._audio_paths,
+                "clip_id": self._clip_ids, "dataset": _dump(self._dataset), "id": self._ids,
+                "meta": dict(zip(self._mkeys, self._mcols)), "options": options, "question": self._questions,
+                "references": [list(r) for r in self._references] if self._references is not None else b"[]",
+                "task": _dump(self._task)}
+        parts: list = [b""]                      # literal JSON, then (column, kind) and literal in turn
+        _template(item, parts)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        parts[-1] += b"\n"
+        literals = [pa.scalar(x, pa.binary()) for x in parts[::2]]
+        slots = parts[1::2]
+        for lo in range(0, n, chunk):
+            hi = min(n, lo + chunk)
+            if not slots:
+                yield parts[0] * (hi - lo)
+                continue
+            args = [literals[0]]
+            for (c, kind), lit in zip(slots, literals[1:]):
+                args += [_encode(c[lo:hi], kind), lit]
+            lines = pc.binary_join_element_wise(*args, pa.scalar(b"", pa.binary()))
+            offsets = np.frombuffer(lines.buffers()[1], np.int32)[lines.offset:lines.offset + len(lines) + 1]
+            yield lines.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -233,6 +269,71 @@ class ItemRows(SequenceABC):
     def __repr__(self) -> str:
         return f"ItemRows({self._n} items)"
 
+
+# --- JSON Lines from columns (ItemRows.json_lines) --------------------------------------------------
+
+_NUMBERS = frozenset({int, float, bool, type(None)})
+_CONSTANTS = frozenset({str, int, bool, type(None)})   # equal values of one of these types write the same JSON
+
+
+def _dump(v: Any) -> bytes:
+    import orjson
+
+    from lalmbench.io import _json_default
+
+    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY, default=_json_default)
+
+
+def _template(value: bytes | dict | tuple | list, parts: list) -> None:
+    """Append one item's JSON to ``parts`` (which ends with a literal): ``bytes`` are literal JSON, a
+    dict an object (keys sorted by code point, as OPT_SORT_KEYS sorts them), a tuple an array, a
+    list a column of per-item values: a (column, kind) slot (see :func:`_encode`) followed by a new
+    literal, or the value itself when every item holds the same scalar (a family name, a parameter)."""
+    if isinstance(value, bytes):
+        parts[-1] += value
+    elif isinstance(value, (dict, tuple)):
+        keys = sorted(value) if isinstance(value, dict) else range(len(value))
+        parts[-1] += b"{" if isinstance(value, dict) else b"["
+        for n, key in enumerate(keys):
+            parts[-1] += (b"," if n else b"") + (_dump(key) + b":" if isinstance(value, dict) else b"")
+            _template(value[key], parts)
+        parts[-1] += b"}" if isinstance(value, dict) else b"]"
+    else:
+        types = set(map(type, value))
+        if len(types) == 1 and types <= _CONSTANTS and value.count(value[0]) == len(value):
+            parts[-1] += _dump(value[0])
+            return
+        kind = "str" if types == {str} else "number" if types <= _NUMBERS else \
+            "str_or_null" if types <= {str, type(None)} else "any"
+        quote = b'"' if kind == "str" else b""        # a string column's pieces come without their quotes
+        parts[-1] += quote
+        parts += [(value, kind), quote]
+
+
+def _encode(values: list, kind: str) -> "pa.BinaryArray":
+    """Each value's JSON as orjson writes it, as an Arrow binary array: one orjson call per column
+    chunk where the kind allows, split in Arrow: in a JSON array of strings a quote is always
+    escaped, so ``","`` occurs only between elements (the template supplies the quotes); numbers,
+    nulls and booleans hold no comma."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def split(blob: bytes, sep: bytes) -> pa.BinaryArray:
+        return pc.split_pattern(pa.array([blob], pa.binary()), sep).flatten()
+
+    if kind == "str":
+        return split(_dump(values)[2:-2], b'","')
+    if kind == "number":
+        return split(_dump(values)[1:-1], b",")
+    if kind == "str_or_null":
+        null = np.fromiter((v is None for v in values), bool, len(values))
+        strs = [v for v in values if v is not None]
+        if not strs:
+            return pa.array([b"null"] * len(values), pa.binary())
+        quoted = pc.binary_join_element_wise(b'"', split(_dump(strs)[2:-2], b'","'), b'"', b"")
+        taken = quoted.take(pa.array(np.maximum(np.cumsum(~null) - 1, 0)))
+        return pc.if_else(pa.array(null), pa.scalar(b"null", pa.binary()), taken)
+    return pa.array([_dump(v) for v in values], pa.binary())
 
 _MAKERS: dict[tuple[str, ...], Any] = {}
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.io import InputError
+from lalmbench.memory import release_freed
 
 EVENT_COLUMNS = ("clip_id", "onset_s", "offset_s", "label")
 CLIP_COLUMNS = ("clip_id", "audio_path")
@@ -86,12 +87,51 @@ def check_params(params: dict | None, allowed: set[str] | frozenset, *, family: 
     return params
 
 
+def _arrow_strings(x) -> "pa.Array | pa.ChunkedArray":
+    """A string column or array in pyarrow (no copy for pyarrow-backed strings)."""
+    import pyarrow as pa
+
+    arr = getattr(x, "array", x)
+    if isinstance(arr, pd.arrays.ArrowStringArray):
+        return pa.array(arr)
+    return pa.array(np.asarray(arr, dtype=object), type=pa.string(), from_pandas=True)
+
+
+def factorize_strings(x, *, sort: bool = False) -> tuple[np.ndarray, pd.api.extensions.ExtensionArray]:
+    """``pd.factorize(x, sort=sort, use_na_sentinel=True)`` for strings, run in Arrow's C++ kernels
+    (hashing, and a sort by code point: UTF-8 byte order is code point order, as Python compares)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(_arrow_strings(x))
+    if isinstance(enc, pa.ChunkedArray):     # the chunks share the dictionary built over all of them
+        chunks = enc.chunks
+        if not chunks:
+            return np.zeros(0, np.int64), pd.array([], dtype="string")
+        uniq = chunks[-1].dictionary
+        if not all(c.dictionary.equals(uniq) for c in chunks[:-1]):
+            chunks = enc.unify_dictionaries().chunks
+            uniq = chunks[0].dictionary
+        codes = np.concatenate([c.indices.fill_null(-1).to_numpy() for c in chunks]).astype(np.int64)
+    else:
+        codes, uniq = enc.indices.fill_null(-1).to_numpy().astype(np.int64), enc.dictionary
+    if sort and len(uniq):
+        order = pc.array_sort_indices(uniq).to_numpy()
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
+        codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
+        uniq = uniq.take(order)
+    return codes, pd.arrays.ArrowStringArray(uniq)
+
+
 def codes_of(s: pd.Series) -> tuple[np.ndarray, pd.api.extensions.ExtensionArray]:
     """(int64 codes with -1 for missing, the values they index as a "string" array) of a column. A
     categorical (string columns read with ``read_dictionary``) is already that; anything else is
     factorised once. The values may include ones no row uses (a categorical's unused categories)."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         return s.cat.codes.to_numpy(np.int64), pd.array(s.cat.categories, dtype="string")
+    if isinstance(s.array, pd.arrays.ArrowStringArray):
+        return factorize_strings(s)
     codes, uniq = pd.factorize(s, use_na_sentinel=True)
     return codes.astype(np.int64), pd.array(uniq, dtype="string")
 
@@ -105,23 +145,24 @@ def sorted_codes(codes: np.ndarray, values: pd.api.extensions.ExtensionArray, *,
     vals = values[used]
     if strip:
         vals = pd.Series(vals).str.strip().array
-    f, uniq = pd.factorize(vals, use_na_sentinel=True, sort=True)
+    f, uniq = factorize_strings(vals, sort=True)
     remap = np.full(len(values) + 1, -1, np.int64)
     remap[np.flatnonzero(used)] = f
     return remap[np.where(codes >= 0, codes, len(values))], uniq
 
 
-# Python's regex classes [^\w\s] and \s+ restricted to ASCII, written out for RE2 (whose \w and \s differ)
-_ASCII_NOT_WORD_OR_SPACE = r"[^0-9A-Za-z_\t\n\x0b\x0c\r\x1c-\x1f ]"
-_ASCII_SPACES = r"[\t\n\x0b\x0c\r\x1c-\x1f ]+"
+# Python's \W (= [^\w\s] or \s) restricted to ASCII, written out for RE2 (whose \w differs)
+_ASCII_NOT_WORD = r"[^0-9A-Za-z_]+"
 
 
 def normalise_text(s: pd.Series) -> pd.Series:
-    """Case-, whitespace- and trailing-punctuation-insensitive text, for duplicate detection.
+    r"""Case-, whitespace- and trailing-punctuation-insensitive text, for duplicate detection.
 
-    The rules are Python's (Unicode ``\\w``/``\\s``); ASCII texts, nearly all captions, get the same
-    result from pyarrow's RE2 in C++, a tenth of the cost on the 300k distinct captions of a 1M-row
-    TACoBeLAL table, so only the others go through Python's ``re``.
+    The rules are Python's (Unicode ``\w``/``\s``): lower case, each character that is neither a
+    word character nor whitespace replaced by a space, whitespace runs collapsed, stripped. For
+    ASCII texts, nearly all captions, that is every run of non-word characters -> one space, done by
+    pyarrow's RE2 in C++ in one pass (a tenth of the cost on the 300k distinct captions of a 1M-row
+    TACoBeLAL table); only the others go through Python's ``re``.
     """
     def python_rules(x: pd.Series) -> pd.Series:
         return (x.str.lower().str.replace(r"[^\w\s]", " ", regex=True)
@@ -134,8 +175,7 @@ def normalise_text(s: pd.Series) -> pd.Series:
     import pyarrow.compute as pc
 
     arr = pa.array(s.array)
-    x = pc.replace_substring_regex(pc.utf8_lower(arr), _ASCII_NOT_WORD_OR_SPACE, " ")
-    x = pc.utf8_trim(pc.replace_substring_regex(x, _ASCII_SPACES, " "), " ")
+    x = pc.utf8_trim(pc.replace_substring_regex(pc.ascii_lower(arr), _ASCII_NOT_WORD, " "), " ")
     out = pd.Series(pd.arrays.ArrowStringArray(x), index=s.index)
     other = ~np.asarray(pc.string_is_ascii(arr).fill_null(True), dtype=bool)
     if other.any():
@@ -159,16 +199,25 @@ def prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | Non
     (``event:repeated_text``), for questions where a repeat makes the answer ambiguous.
     Clips left with fewer than ``min_events`` usable events are dropped (``clip:too_few_events``).
     """
+    prep = _prepare_events(events, clips, params, repeats=repeats, min_events=min_events)
+    release_freed()                  # the string work's Arrow buffers and sort temporaries, before the items
+    return prep
+
+
+def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | None, *, repeats: str,
+                    min_events: int) -> Prepared:
     _require(events, EVENT_COLUMNS, "events table")
     _require(clips, CLIP_COLUMNS, "clips table")
     rows_read = len(events)
     min_event_s = float(param(params, "min_event_s", 0.0))
 
-    clip_ids_all = clips["clip_id"].astype(str).to_numpy()
-    if len(np.unique(clip_ids_all)) != len(clip_ids_all):
+    import pyarrow.compute as pc
+
+    clip_arrow = _arrow_strings(clips["clip_id"].astype(str))
+    if pc.count_distinct(clip_arrow).as_py() != len(clip_arrow):
         raise InputError("clips table: duplicate clip_id values (run annotations.validate_clips for the rows)")
-    order = np.argsort(clip_ids_all, kind="stable")
-    clip_ids = clip_ids_all[order].astype(object)
+    order = pc.array_sort_indices(clip_arrow).to_numpy()       # code point order, as Python sorts str
+    clip_ids = np.asarray(clip_arrow.take(order).to_pylist(), dtype=object)
     audio_paths = clips["audio_path"].astype(str).to_numpy()[order].astype(object)
     if "duration_s" in clips.columns:
         clip_durations = pd.to_numeric(clips["duration_s"], errors="coerce").to_numpy(float)[order]
@@ -220,7 +269,7 @@ def prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | Non
     texts = np.asarray(tuniq, dtype=object)
     empty = (tcodes < 0) | np.r_[texts == "", True][tcodes]
     norm_uniq = normalise_text(pd.Series(tuniq, dtype="string"))
-    ncodes_u, norm_vals = pd.factorize(norm_uniq, sort=True)
+    ncodes_u, norm_vals = factorize_strings(norm_uniq, sort=True)
     norm = np.where(tcodes >= 0, ncodes_u[np.maximum(tcodes, 0)], -1)
     # representative text for each norm code: first original text that maps to it
     rep_idx = np.full(len(norm_vals), -1)

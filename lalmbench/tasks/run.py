@@ -6,6 +6,7 @@ import logging
 import pandas as pd
 
 from lalmbench import io
+from lalmbench.memory import release_freed
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import write_items
 from lalmbench.tasks.options import ItemRows
@@ -20,10 +21,13 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
 
     clips = io.read_parquet(clips_path)
     events = io.read_parquet(events_path)
+    if {"label", "caption"} <= set(events.columns) and events["caption"].equals(events["label"]):
+        events["caption"] = events["label"]      # captions that are the labels (TACoBeLAL): one copy, not two
     validate_clips(clips, clips_path)
-    validate_events(events, events_path, set(clips["clip_id"]))
+    validate_events(events, events_path, clips["clip_id"])
     rows_read = len(events)
     events, late, cut = fit_events_to_clips(events, clips)
+    release_freed()                  # the parquet read's and the checks' Arrow buffers, before the items
     tcfg = cfg["task"]
     items, stats = build_items(tcfg["family"], events, clips, dict(tcfg["params"]), seed=int(cfg["seed"]),
                                dataset=dataset, task=task)

@@ -71,3 +71,18 @@ def test_many_bad_rows_are_counted():
     ev["onset_s"] = [1.0, 2.0, 3.0]
     with pytest.raises(InputError, match=r"row 1: .*3 rows have offset_s < onset_s"):
         validate_events(ev, "ev.tsv", {"a", "b"})
+
+
+def test_whitespace_is_collapsed_by_pythons_rules():
+    """Every character Python counts as whitespace (no-break and ideographic spaces included) is
+    collapsed, and no other (a zero-width space is text), as ``re.sub(r"\\s+", " ", x).strip()`` does."""
+    import re
+    import sys
+
+    from lalmbench.annotations import collapse_whitespace_counted
+
+    spaces = [chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace()]
+    texts = [f"{c}dog{c}{c}barks{c}" for c in spaces] + ["dog\u200bbarks", "dog barks", None]
+    out, n = collapse_whitespace_counted(pd.Series(texts, dtype=object))
+    assert out.tolist()[:-1] == [re.sub(r"\s+", " ", t).strip() for t in texts[:-1]]
+    assert out.isna().tolist()[-1] and n == len(spaces)

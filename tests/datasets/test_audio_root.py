@@ -71,3 +71,11 @@ def test_generic_adapter_honours_symlinks_outside_root(tree, tmp_path):
         adapt("generic", params, dataset="g")
     res = adapt("generic", dict(params, symlinks_outside_root="allow"), dataset="g")
     assert res.clips["audio_path"].tolist() == [str(root / "in.wav"), str(root / "link.wav")]
+
+
+def test_paths_that_need_normalising_give_the_same_file_as_the_plain_one(tree):
+    """' in.wav', './in.wav' and 'sub/../in.wav' take the full checks, 'in.wav' the fast path: one answer."""
+    root, _ = tree
+    paths, exists = resolve_audio(root, ["in.wav", " in.wav", "./in.wav", "sub/../in.wav", "sub//../in.wav"],
+                                  source="ann.csv")
+    assert paths == [str(root / "in.wav")] * 5 and exists.all()

@@ -249,6 +249,24 @@ def test_same_seed_same_bytes_other_seed_only_moves_options(tables, family):
             assert dict((o["label"], o["text"]) for o in it["options"])[it["answer_label"]] == it["answer_text"]
 
 
+@pytest.mark.parametrize("family", ["order", "next", "duration", "count", "presence", "grounding"])
+def test_items_written_from_columns_are_the_item_dicts_bytes(tables, tmp_path, family):
+    import orjson
+
+    from lalmbench.io import _json_default
+    from lalmbench.tasks.items import write_items
+    from lalmbench.tasks.options import ItemRows
+
+    awkward = {"tone": 'a "tone", 100%', "hum": "hüm \\ 日本"}
+    ev, cl = tables([(c, on, off, awkward.get(lab, lab)) for c, on, off, lab in _scene_rows(n_clips=40)])
+    items, _ = build_items(family, ev, cl, {}, seed=1, dataset="d", task=family)
+    write_items(tmp_path / "i.jsonl", items)
+    opts = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
+    assert isinstance(items, ItemRows) and len(items) > 10
+    assert (tmp_path / "i.jsonl").read_bytes() == b"".join(orjson.dumps(it, option=opts, default=_json_default)
+                                                           for it in items)
+
+
 def test_every_registered_family_module_imports():
     from lalmbench.tasks import get_builder
     for fam in FAMILY_MODULES:
