@@ -21,7 +21,7 @@ read with ``os.wait4``), alternating which goes first; the figure is the median 
 speed ratios (baseline wall / ours wall, wall of the work after imports; each process's CPU seconds
 are printed and recorded too). The memory figure compares ours' highest peak RSS with the baseline's
 lowest. Prints the ratios and the load average, and appends JSON lines to
-``bench/results/bench_tacobelal_next.jsonl``.
+``bench/results/tacobelal_next.jsonl`` (bench/record.py; the README table is generated from it).
 Target: ratio >= 10 at ours' peak RSS <= 1.0x the baseline's.
 
     .venv/bin/python bench/bench_tacobelal_next.py [--rows 1000000] [--rounds 3] [--workdir DIR]
@@ -29,7 +29,6 @@ Target: ratio >= 10 at ours' peak RSS <= 1.0x the baseline's.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -39,10 +38,13 @@ import tempfile
 import time
 from pathlib import Path
 
-BENCH = "bench_tacobelal_next"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.record import RESULTS as RESULTS_DIR, record  # noqa: E402
+
+BENCH = "tacobelal_next"
 TARGET_RATIO = 10.0
 MIN_EVENT_S = 0.5                  # the predecessor's default --min-duration, used by both sides
-RESULTS = Path(__file__).resolve().parent / "results" / f"{BENCH}.jsonl"
+RESULTS = RESULTS_DIR / f"{BENCH}.jsonl"
 
 SUBJECTS = ["a dog", "a man", "a woman", "a child", "a car", "a bird", "a crowd", "a train", "a baby",
             "running water", "the wind", "a wooden door", "a church bell", "an engine", "a cat", "a snare drum",
@@ -221,24 +223,6 @@ def child(which: str, csv: Path, out: Path) -> dict:
     return res
 
 
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def append_result(figure: str, unit: str, target: str, value: float, **extra) -> dict:
-    """One line of bench/results/<bench>.jsonl: the figure with where and when it was measured."""
-    rec = {"bench": BENCH, "figure": figure, "unit": unit, "target": target, "value": round(float(value), 4),
-           "commit": commit(), "cpu_count": os.cpu_count(), "loadavg": [round(x, 2) for x in os.getloadavg()],
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **extra}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(rec, sort_keys=True) + "\n")
-    return rec
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -287,12 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CPU seconds (user+sys, whole process; less sensitive to load than wall): ours {cpu['ours']:.2f} s vs "
               f"baseline {cpu['baseline']:.2f} s = {cpu['baseline'] / cpu['ours']:.2f}x")
         if not args.no_record:
-            common = dict(rows=args.rows, rounds=args.rounds, loadavg_start=[round(x, 2) for x in load0])
-            append_result("speed ratio vs the predecessor's next builder (plain pandas reimplementation)", "x",
-                          f">= {TARGET_RATIO:g}", ratio, ours_s=round(ours_s, 3), baseline_s=round(base_s, 3),
-                          ours_cpu_s=round(cpu["ours"], 3), baseline_cpu_s=round(cpu["baseline"], 3), **common)
-            append_result("peak RSS ratio vs the predecessor's next builder", "x", "<= 1.0", ours_rss / base_rss,
-                          ours_rss_mb=round(ours_rss), baseline_rss_mb=round(base_rss), **common)
+            n = f"{args.rows // 1000:,}k rows"
+            record(BENCH, f"adapter + next, {n}: ours (wall, median of {args.rounds})", ours_s, "s")
+            record(BENCH, f"adapter + next, {n}: predecessor's builder, pandas reimplementation (wall)", base_s, "s")
+            record(BENCH, "speed vs the predecessor's builder (wall)", ratio, "x", f">= {TARGET_RATIO:g}")
+            record(BENCH, "speed vs the predecessor's builder (CPU s)", cpu["baseline"] / cpu["ours"], "x")
+            record(BENCH, "peak RSS vs the predecessor's builder", ours_rss / base_rss, "x", "<= 1")
             print(f"appended to {RESULTS}")
     return 0
 

@@ -28,6 +28,8 @@ BENCHES: dict[str, Bench] = {
     "default_run": Bench("python bench/bench_default_run.py", "the default run, locally and through fake SLURM"),
     "scoring": Bench("python bench/bench_scoring.py --n 1000000", "parse + score 1M MCQ predictions"),
     "builders": Bench("python bench/bench_builders.py", "every MCQ family on 1M events / 100k clips"),
+    "tacobelal_next": Bench("python bench/bench_tacobelal_next.py",
+                            "TACoBeLAL strong CSV -> next items, 1M rows, vs the predecessor's builder"),
     "dryrun": Bench("python bench/bench_dryrun.py", "snakemake -n on 63 models x 45 tasks"),
     "captioning": Bench("python bench/bench_captioning.py", "7 caption metrics vs pycocoevalcap; SBERT-sim"),
     "batching": Bench("python bench/bench_batching.py", "batched vs per-item generation, hf backend, CPU"),
