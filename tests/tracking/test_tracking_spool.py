@@ -1,6 +1,8 @@
 """A job spools its run and imports no tracking client; a job still running after live_after_s goes
 live in its own worker (the run exists while the job runs), and the sync then skips it."""
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -8,7 +10,7 @@ import pytest
 
 from lalmbench.tracking import open_tracker
 from lalmbench.tracking.spool import read_spool, spool_dir
-from tests.tracking.conftest import sync, tracking
+from tests.tracking.conftest import ROOT, sync, tracking
 
 
 def test_spool_folder_is_named_by_job_type_and_run_name():
@@ -17,16 +19,22 @@ def test_spool_folder_is_named_by_job_type_and_run_name():
     assert str(spool_dir(s, "score", "m/d/t/audio/mcq-default")) == "results/tracking/spool/score/m/d/t/audio/mcq-default"
 
 
-def test_a_short_job_writes_its_spool_and_imports_no_client(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    with open_tracker(tracking("mlflow", tracking_uri="http://127.0.0.1:9"), name="generate/m", job_type="generate",
-                      params={"model": "m"}) as t:
-        t.progress(2, {"items_done": 2})
-        t.summary({"generated": 2})
+def test_a_short_job_writes_its_spool_and_imports_no_client(tmp_path):
+    job = f"""
+import json, sys
+from lalmbench.tracking import open_tracker
+with open_tracker(json.loads({json.dumps(json.dumps(tracking("mlflow", tracking_uri="http://127.0.0.1:9")))}),
+                  name="generate/m", job_type="generate", params={{"model": "m"}}) as t:
+    t.progress(2, {{"items_done": 2}})
+    t.summary({{"generated": 2}})
+print(sorted({{m.split(".")[0] for m in sys.modules}} & {{"mlflow", "wandb"}}))
+"""
+    out = subprocess.run([sys.executable, "-c", job], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (out.returncode, out.stdout, out.stderr) == (0, "[]\n", "")  # no client imported, nothing logged
     msgs = read_spool(tmp_path / "tracking" / "spool" / "generate" / "m")
     assert [m["op"] for m in msgs] == ["start", "progress", "summary", "finish"]
     assert msgs[0]["args"]["run"]["name"] == "generate/m" and msgs[-1]["args"] == {"status": "finished"}
-    assert "mlflow" not in sys.modules and "wandb" not in sys.modules
     assert not (tmp_path / "tracking" / "spool" / "generate" / "m" / "sent.json").exists()
 
 
