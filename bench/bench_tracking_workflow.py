@@ -1,7 +1,7 @@
 """What experiment tracking costs the default run (rule all, embedded config): the workflow copied
 to a fresh folder and run untracked, with W&B offline, and with MLflow against a local server.
 
-Usage: python bench/bench_tracking_workflow.py [--repeats 1] [--cores 2] [--out DIR]
+Usage: python bench/bench_tracking_workflow.py [--repeats 1] [--cores 2] [--settings off,wandb,mlflow] [--out DIR]
 
 Per run: wall seconds, CPU seconds of Snakemake and every job (user + system, children included;
 the MLflow server's own CPU is not), the load average at the start, the tracking log lines of
@@ -16,6 +16,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -53,9 +54,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--cores", type=int, default=2)
-    p.add_argument("--out", type=Path, default=Path("/tmp/bench-tracking-workflow"))
+    p.add_argument("--out", type=Path, help="where the workflow copies go (default: a new temporary folder)")
     p.add_argument("--settings", default="off,wandb,mlflow")
     a = p.parse_args()
+    a.out = a.out or Path(tempfile.mkdtemp(prefix="lalmbench-bench-tracking-"))
     a.out.mkdir(parents=True, exist_ok=True)
     server = local_server(MLFLOW, a.out / "mlflow-server") if "mlflow" in a.settings else nullcontext(None)
     with server as uri:
