@@ -39,6 +39,7 @@ include: "rules/figures.smk"
 include: "rules/browser.smk"
 include: "rules/analysis.smk"
 include: "rules/attention.smk"
+include: "rules/tracking.smk"
 
 
 rule all:
@@ -52,3 +53,4 @@ rule all:
         analysis_targets(),
         agreement_targets(),
         SWEEP_TARGETS,
+        tracking_targets(),

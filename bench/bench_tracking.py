@@ -1,12 +1,14 @@
 """What experiment tracking costs one scoring job: the real entry point (scripts/score.py, as rule
-score runs it) untracked, with W&B offline, and with MLflow against a local server.
+score runs it) untracked, with W&B offline, and with MLflow against a local server; then the
+upload of its spooled run by the sync (rule tracking_sync's command) for that one run.
 
 Usage: python bench/bench_tracking.py [--n 500] [--repeats 3]
 
 Each setting runs ``--repeats`` times on the same ``--n`` 4-option items (random answers with
-latencies). Printed per setting: median wall seconds, median CPU seconds of the job and its
-children (the tracking worker included; the MLflow server's own CPU is not), and the bytes the
-job left under the tracking folder. The MLflow setting needs ``.venvs/mlflow-server``
+latencies). Printed per setting: median wall and CPU seconds of the job (its children included),
+the same of a sync of that one run (the client's start included: a workflow's sync pays it once
+for all its runs; the MLflow server's own CPU is not counted), and the bytes left under the
+tracking folder (spool and W&B's run files). The MLflow setting needs ``.venvs/mlflow-server``
 (``make .venvs/mlflow-server/.ready``) and is skipped without it.
 """
 from __future__ import annotations
@@ -47,16 +49,24 @@ def write_run(folder: Path, n: int) -> None:
         "latency_s": rng.uniform(0.05, 0.5, n), "model_id": "random", "backend": "random"}))
 
 
-def score_once(folder: Path, settings: dict, env: dict) -> tuple[float, float]:
-    """(wall s, CPU s of the job and its children) of one scoring job."""
-    cmd = [sys.executable, str(ROOT / "scripts" / "score.py"), "--items", "items.jsonl", "--predictions",
-           "predictions.parquet", "--config-hash", "bench", "--run", "random", "bench", "t", "audio", "mcq-default",
-           "--decisions", "out/decisions.parquet", "--metrics", "out/metrics.json",
-           "--tracking-json", json.dumps(settings)]
+def score_cmd(settings: dict) -> list[str]:
+    return [sys.executable, str(ROOT / "scripts" / "score.py"), "--items", "items.jsonl", "--predictions",
+            "predictions.parquet", "--config-hash", "bench", "--run", "random", "bench", "t", "audio", "mcq-default",
+            "--decisions", "out/decisions.parquet", "--metrics", "out/metrics.json",
+            "--tracking-json", json.dumps(settings)]
+
+
+def sync_cmd(settings: dict) -> list[str]:
+    return [sys.executable, "-m", "lalmbench.tracking.sync", "--tracking-json", json.dumps(settings),
+            "--report", "sync.json"]
+
+
+def timed(folder: Path, cmd: list[str], env: dict) -> tuple[float, float]:
+    """(wall s, CPU s of the command and its children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     subprocess.run(cmd, cwd=folder, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, **env})
+                   env={**os.environ, "PYTHONPATH": str(ROOT), **env})
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -82,17 +92,24 @@ def main() -> None:
                 print(f"mlflow: skipped ({MLFLOW} missing: make .venvs/mlflow-server/.ready)")
             print(f"{a.n} items per scoring job, median of {a.repeats}")
             for name, s, env in settings:
-                walls, cpus, disks = [], [], []
+                walls, cpus, sync_walls, sync_cpus, disks = [], [], [], [], []
                 for k in range(a.repeats):
                     folder = tmp / f"{name.split()[0]}-{k}"
                     folder.mkdir()
                     write_run(folder, a.n)
-                    wall, cpu = score_once(folder, s, env)
+                    wall, cpu = timed(folder, score_cmd(s), env)
                     walls.append(wall)
                     cpus.append(cpu)
-                    disks.append(sum(f.stat().st_size for f in (folder / "tracking").rglob("*") if f.is_file()))
-                print(f"  {name:22s} wall {statistics.median(walls):6.2f} s   CPU {statistics.median(cpus):5.2f} s   "
-                      f"tracking folder {statistics.median(disks) / 1024:6.0f} KB")
+                    if s:
+                        wall, cpu = timed(folder, sync_cmd(s), env)
+                        sync_walls.append(wall)
+                        sync_cpus.append(cpu)
+                    disks.append(sum(f.stat().st_size for f in (folder / "tracking").rglob("*") if f.is_file())
+                                 if (folder / "tracking").exists() else 0)
+                sync = (f"   sync of its run: wall {statistics.median(sync_walls):5.2f} s, CPU "
+                        f"{statistics.median(sync_cpus):5.2f} s" if sync_walls else "")
+                print(f"  {name:22s} job: wall {statistics.median(walls):6.2f} s, CPU {statistics.median(cpus):5.2f} s"
+                      f"{sync}   tracking folder {statistics.median(disks) / 1024:6.0f} KB")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,12 @@ validate_config(config, BASE / "config" / "schema.yaml", BASE,
 # whole config (tracking settings aside). Untracked: turning tracking on or off reruns nothing.
 WORKFLOW_HASH = config_hash({k: v for k, v in config.items() if k != "tracking"})
 TRACKING = Untracked(canonical(job_settings(config["tracking"], f"config-{WORKFLOW_HASH}")))
+TRACKING_SYNC = f"{config['tracking']['dir']}/sync.json"  # rule tracking_sync's report
+
+
+def tracking_targets():
+    """Rule all's tracking target: the sync report (uploads the spooled runs), when tracking is on."""
+    return [TRACKING_SYNC] if config["tracking"]["backend"] != "none" else []
 
 NAME = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"  # wildcard values are config names (schema propertyNames): no slashes, never . or ..
 RUNS = list(iter_runs(config))

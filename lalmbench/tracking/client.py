@@ -1,10 +1,10 @@
-"""The job's side of tracking: a separate worker process that owns the tracking service's client.
+"""The tracking worker process seen from the process that feeds it (a long job, or the sync).
 
 Why a process: the W&B and MLflow clients retry, buffer, spawn helpers, capture the console and
-register exit hooks. In the job's own process any of that can stall or break the job. Here the job
-only queues JSON lines (never blocking: a thread feeds the worker's stdin), and at the end waits
-for the worker at most ``timeout_s`` before stopping it. So a tracking failure costs the job at most
-that wait plus a warning in its log, and the files the job writes never depend on tracking.
+register exit hooks. In the job's own process any of that can stall or break the job. Here the
+feeder only queues JSON lines (never blocking: a thread feeds the worker's stdin), and at the end
+waits for the worker a bounded time before stopping it. So a tracking failure costs at most that
+wait plus a warning in the log, and the files the job writes never depend on tracking.
 """
 from __future__ import annotations
 
@@ -18,34 +18,28 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import Any, Callable
 
 log = logging.getLogger("lalmbench.tracking")
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the worker imports this same lalmbench
 
 
-def _plain(obj: Any) -> Any:
+def plain(obj: Any) -> Any:
+    """JSON fallback for numpy scalars (and anything else: its text)."""
     return obj.item() if hasattr(obj, "item") else str(obj)
 
 
-def frame_payload(df: pd.DataFrame) -> dict:
-    """A table as plain JSON: column names and rows, missing values as null."""
-    return {"columns": [str(c) for c in df.columns],
-            "rows": df.astype(object).where(df.notna(), None).values.tolist()}
+def message(op: str, **args: Any) -> str:
+    """One line of the worker's protocol (also one line of a job's spool)."""
+    return json.dumps({"op": op, "args": args}, default=plain) + "\n"
 
 
-class ProcessTracker:
-    """A tracked run fed to ``python -m lalmbench.tracking.worker`` (same interpreter, same env)."""
+class WorkerProcess:
+    """``python -m lalmbench.tracking.worker`` (same interpreter, same env), fed line by line."""
 
-    enabled = True
-
-    def __init__(self, settings: dict, run: dict):
-        self.backend = settings["backend"]
-        self.timeout_s = float(settings["timeout_s"])
-        self.log_every = int(settings["log_every"])
+    def __init__(self, backend: str):
+        self.backend = backend
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -56,7 +50,6 @@ class ProcessTracker:
                                       env=env, text=True, encoding="utf-8", start_new_session=True)
         self._writer = threading.Thread(target=self._feed, name="tracking-feed", daemon=True)
         self._writer.start()
-        self._send("start", settings=settings, run=run)
 
     def _feed(self) -> None:
         stdin = self._proc.stdin
@@ -68,49 +61,36 @@ class ProcessTracker:
         except (OSError, ValueError):  # the worker stopped (it logged why): drop what is left
             pass
 
-    def _send(self, op: str, **args: Any) -> None:
+    def send(self, line: str) -> None:
         if not self._closed:
-            self._queue.put(json.dumps({"op": op, "args": args}, default=_plain) + "\n")
+            self._queue.put(line)
 
-    def progress(self, step: int, metrics: dict[str, float]) -> None:
-        self._send("progress", step=int(step), metrics=metrics)
-
-    def summary(self, metrics: dict[str, Any]) -> None:
-        self._send("summary", metrics=metrics)
-
-    def table(self, name: str, df: pd.DataFrame) -> None:
-        self._send("table", name=name, **frame_payload(df))
-
-    def artifact(self, path: str, name: str | None = None) -> None:
-        self._send("artifact", path=str(Path(path).resolve()), name=name or Path(path).name)
-
-    def close(self, status: str = "finished") -> None:
-        if self._closed:
-            return
-        self._send("finish", status=status)
-        self._closed = True
-        self._queue.put(None)
-        t0 = time.monotonic()
-        try:
-            rc = self._proc.wait(timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
+    def close(self, timeout_s: float, busy: Callable[[], object] = lambda: None) -> bool:
+        """End the input and wait for the worker: at most ``timeout_s`` while ``busy()`` (a progress
+        mark, e.g. how many runs are done) stays the same; past that, stop it with a warning.
+        True when it finished without a failure."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+        t0, mark = time.monotonic(), busy()
+        while True:
             try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self._proc.wait()
-            log.warning("tracking (%s): still busy after %g s (tracking.timeout_s), stopped; this job's tracked "
-                        "run may be incomplete. The benchmark's results on disk are complete.", self.backend,
-                        self.timeout_s)
-            return
+                rc = self._proc.wait(timeout=min(0.5, timeout_s))
+                break
+            except subprocess.TimeoutExpired:
+                if (now_mark := busy()) != mark:
+                    t0, mark = time.monotonic(), now_mark
+                elif time.monotonic() - t0 >= timeout_s:
+                    try:
+                        os.killpg(self._proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    self._proc.wait()
+                    log.warning("tracking (%s): still busy after %g s (tracking.timeout_s), stopped; the tracked "
+                                "run may be incomplete. The benchmark's results on disk are complete.", self.backend,
+                                timeout_s)
+                    return False
         if rc != 0:
             log.warning("tracking (%s): the tracking process failed (exit %d, reason logged above); the "
                         "benchmark's results on disk are complete.", self.backend, rc)
-        else:
-            log.info("tracking (%s): run closed (%.1f s at the end of the job)", self.backend, time.monotonic() - t0)
-
-    def __enter__(self) -> "ProcessTracker":
-        return self
-
-    def __exit__(self, exc_type, *_: object) -> None:
-        self.close("failed" if exc_type else "finished")
+        return rc == 0

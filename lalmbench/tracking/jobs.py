@@ -1,6 +1,7 @@
 """What each job type sends to its tracked run: parameters, progress, summary, views and files.
 
-Scoring: called after decisions.parquet and metrics.json are written, from those files. Any error
+Scoring: called after decisions.parquet and metrics.json are written, from those files (which the
+run's spool names; its all.tsv rows are written into the spool). Any error
 here is logged as a warning and swallowed: the job's outputs already exist and must stand.
 Generate: parameters and the final summary of a model job (its live progress comes from
 :class:`lalmbench.progress.ProgressLog`).
@@ -8,7 +9,6 @@ Generate: parameters and the final summary of a model job (its live progress com
 from __future__ import annotations
 
 import logging
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -53,29 +53,28 @@ def _track_score(settings: dict, items_path: str, predictions_path: str, decisio
                if "latency_s" in preds.columns else None)
     items = io.read_jsonl(items_path)
     name = "/".join(str(metrics.get(k)) for k in RUN_KEYS)
-    with tempfile.TemporaryDirectory(prefix="lalmbench-tracking-") as tmp:
-        tracker = open_tracker(settings, name=name, job_type="score", params=score_params(metrics))
-        if not tracker.enabled:
-            return
-        with tracker:
-            for step, point in progress_points(decisions, latency, tracker.log_every):
-                tracker.progress(step, point)
-            tracker.summary(numeric_summary(metrics))
-            for view, df in analysis_tables(decisions, items).items():
-                tracker.table(view, df)
-            if settings.get("artifacts", True):
-                for path in _run_files(metrics_path, Path(tmp)):
-                    tracker.artifact(*path)
-                tracker.artifact(decisions_path, "decisions.parquet")
-                tracker.artifact(predictions_path, "predictions.parquet")
+    tracker = open_tracker(settings, name=name, job_type="score", params=score_params(metrics))
+    if not tracker.enabled:
+        return
+    with tracker:
+        for step, point in progress_points(decisions, latency, tracker.log_every):
+            tracker.progress(step, point)
+        tracker.summary(numeric_summary(metrics))
+        for view, df in analysis_tables(decisions, items).items():
+            tracker.table(view, df)
+        if settings.get("artifacts", True):
+            for path in _run_files(metrics_path, tracker.folder):
+                tracker.artifact(*path)
+            tracker.artifact(decisions_path, "decisions.parquet")
+            tracker.artifact(predictions_path, "predictions.parquet")
 
 
-def _run_files(metrics_path: str, tmp: Path) -> list[tuple[str, str]]:
+def _run_files(metrics_path: str, folder: Path) -> list[tuple[str, str]]:
     """metrics.json and this run's rows of results/all.tsv, as the aggregate rule will write them
-    (the flags column is filled later, by the listening check)."""
+    (the flags column is filled later, by the listening check), kept in the run's spool."""
     from lalmbench.aggregate import build_table
 
-    rows = tmp / "all.tsv"
+    rows = folder / "all.tsv"
     io.write_tsv(rows, build_table([metrics_path]))
     return [(metrics_path, "metrics.json"), (str(rows), "all.tsv")]
 

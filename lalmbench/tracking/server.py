@@ -28,8 +28,9 @@ def local_server(mlflow: str | Path, folder: str | Path, timeout_s: float = 180)
     folder.mkdir(parents=True, exist_ok=True)
     uri = f"http://127.0.0.1:{free_port()}"
     with open(folder / "server.log", "w") as log:
-        proc = subprocess.Popen([str(mlflow), "server", "--host", "127.0.0.1", "--port", uri.rsplit(":", 1)[1],
-                                 "--workers", "1", "--backend-store-uri", f"sqlite:///{folder.resolve() / 'mlflow.db'}",
+        # its env's python -m mlflow, not the `mlflow` script: a venv built in another checkout keeps a stale shebang
+        proc = subprocess.Popen([str(Path(mlflow).parent / "python"), "-m", "mlflow", "server", "--host", "127.0.0.1",
+                                 "--port", uri.rsplit(":", 1)[1], "--workers", "1", "--backend-store-uri", f"sqlite:///{folder.resolve() / 'mlflow.db'}",
                                  "--artifacts-destination", str(folder.resolve() / "artifacts")],
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:

@@ -35,7 +35,7 @@ class WandbBackend:
     def start(self, run: dict) -> None:
         s = self.settings
         settings = self.wandb.Settings(console="off", silent=True, disable_git=True, save_code=False,
-                                       init_timeout=float(s["timeout_s"]), x_stats_pid=int(run["pid"]))
+                                       init_timeout=float(s["timeout_s"]), x_stats_pid=int(run.get("pid") or os.getpid()))
         self.run = self.wandb.init(project=s["project"], entity=s.get("entity"), group=run["group"],
                                    job_type=run["job_type"], name=run["name"], tags=run.get("tags") or None,
                                    config=run["params"], dir=str(self.dir), settings=settings)

@@ -1,9 +1,11 @@
 """The tracking worker: ``python -m lalmbench.tracking.worker`` reads one JSON message per line on
-stdin (from :class:`lalmbench.tracking.client.ProcessTracker`) and forwards it to the backend.
+stdin and forwards it to the backend: one run (a long job streaming live), or several one after
+the other (rule tracking_sync uploading the spooled runs), each from its ``start`` to its ``finish``.
 
 The first failure (package missing, server down, quota, bad key) is logged once as a warning on
 stderr, which is the job's log; later messages are read and dropped, and the exit code says it
-failed. Secrets from the environment are masked in that warning.
+failed. Secrets from the environment are masked in that warning. A run that reaches its
+``finish`` is marked ``sent.json`` in its spool, so the sync does not upload it twice.
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 
+from lalmbench import io
 from lalmbench.models.secrets import Redactor
 from lalmbench.progress import setup_logging
 
@@ -36,9 +40,15 @@ def _why(exc: Exception, backend: str) -> str:
     return Redactor(os.environ.get(k) for k in SECRET_ENV).excerpt(text, 1000)
 
 
+def mark_sent(spool: str | None, settings: dict, status: str) -> None:
+    if spool:
+        io.write_json(Path(spool) / "sent.json", {"backend": settings["backend"], "project": settings["project"],
+                                                  "status": status})
+
+
 def serve(lines) -> int:
     """Forward every message; return 0, or 1 after the first failure (logged, then nothing more is sent)."""
-    backend, name, finished, failed = None, "?", False, False
+    backend, settings, spool, name, failed = None, {}, None, "?", False
     for line in lines:
         if failed:
             continue
@@ -46,17 +56,20 @@ def serve(lines) -> int:
         op, args = msg["op"], msg["args"]
         try:
             if op == "start":
-                name = args["settings"]["backend"]
-                backend = load_backend(args["settings"])
+                settings, spool = args["settings"], args["run"].pop("spool", None)
+                name = settings["backend"]
+                backend = load_backend(settings)
                 backend.start(args["run"])
             else:
                 getattr(backend, op)(**args)
-                finished = finished or op == "finish"
+                if op == "finish":
+                    backend = None
+                    mark_sent(spool, settings, args["status"])
         except Exception as exc:
             failed = True
             log.warning("tracking (%s) failed, nothing more is tracked for this job: %s. The benchmark goes on; "
                         "its results on disk are complete.", name, _why(exc, name))
-    if backend is not None and not failed and not finished:  # the job died without closing its run
+    if backend is not None and not failed:  # the job died without closing its run
         try:
             backend.finish("failed")
         except Exception as exc:

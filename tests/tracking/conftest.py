@@ -58,6 +58,19 @@ def score(run: dict, tracking: dict | None, env: dict | None = None) -> tuple[su
     return proc, time.monotonic() - t0, Path(run["log"]).read_text()
 
 
+def sync(run: dict, tracking: dict, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, str, dict]:
+    """Rule tracking_sync's command in the run's folder: (process, wall seconds, log text, report)."""
+    report, log = run["dir"] / "sync.json", run["dir"] / "sync.log"
+    cmd = [sys.executable, "-m", "lalmbench.tracking.sync", "--tracking-json", json.dumps(tracking),
+           "--report", str(report)]
+    t0 = time.monotonic()
+    with open(log, "w") as fh:
+        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=run["dir"], timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    wall = time.monotonic() - t0
+    return proc, wall, log.read_text(), json.loads(report.read_text()) if report.exists() else {}
+
+
 def tracking(backend: str, **kw) -> dict:
     """Job settings as rules/common.smk passes them: the schema's defaults with these overrides, and a group."""
     props = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())["properties"]["tracking"]["properties"]

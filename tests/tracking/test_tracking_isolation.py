@@ -1,12 +1,13 @@
-"""A tracking failure never fails a job nor holds it past tracking.timeout_s: it leaves a warning in
-the job's log, and the job's files are the same as without tracking."""
+"""A tracking failure never fails a job nor the sync, nor holds either past tracking.timeout_s: it
+leaves a warning in the log, the job's files are the same as without tracking, and the runs not
+uploaded stay in the spool for the next sync."""
 import json
 
 import pandas as pd
 import pytest
 
 from lalmbench.tracking.server import free_port as closed_port  # free: nothing listens there
-from tests.tracking.conftest import score, tracking
+from tests.tracking.conftest import ROOT, score, sync, tracking
 
 
 def test_off_by_default_runs_no_tracking(mini_run):
@@ -21,16 +22,21 @@ def test_server_down_costs_at_most_the_timeout_and_leaves_complete_results(mini_
     assert base.returncode == 0
     plain = (pd.read_parquet(mini_run["decisions"]), json.loads(mini_run["metrics"].read_text()))
     timeout_s = 4
-    proc, wall_s, log = score(mini_run, tracking("mlflow", tracking_uri=f"http://127.0.0.1:{closed_port()}",
-                                                 timeout_s=timeout_s))
+    down = tracking("mlflow", tracking_uri=f"http://127.0.0.1:{closed_port()}", timeout_s=timeout_s)
+    proc, wall_s, log = score(mini_run, down)
     assert proc.returncode == 0, log
-    assert wall_s < base_s + timeout_s + 5, (wall_s, base_s, log)
-    # either the client gave up first (connection refused, logged by the worker) or the job stopped it
-    assert ("tracking (mlflow) failed, nothing more is tracked for this job" in log
-            or f"tracking (mlflow): still busy after {timeout_s} s (tracking.timeout_s), stopped" in log), log
-    assert "results on disk are complete" in log
+    assert wall_s < base_s + 2, (wall_s, base_s, log)  # the job itself only spools
     assert pd.read_parquet(mini_run["decisions"]).equals(plain[0])
     assert json.loads(mini_run["metrics"].read_text()) == plain[1]
+    proc, wall_s, log, report = sync(mini_run, down)
+    assert proc.returncode == 0, log
+    assert wall_s < timeout_s + 15, (wall_s, log)  # the client's start, then at most the timeout
+    # either the client gave up first (connection refused, logged by the worker) or the sync stopped it
+    assert ("tracking (mlflow) failed, nothing more is tracked for this job" in log
+            or f"tracking (mlflow): still busy after {timeout_s} s (tracking.timeout_s), stopped" in log), log
+    assert "WARNING lalmbench.tracking: tracking (mlflow): 1 of 1 spooled runs are not uploaded (reason above)" in log
+    assert (report["sent"], report["left"]) == (0, 1)
+    assert list((mini_run["dir"] / "tracking" / "spool").rglob("sent.json")) == []
 
 
 def test_missing_client_package_is_a_warning_naming_what_to_install(mini_run, tmp_path):
@@ -38,6 +44,8 @@ def test_missing_client_package_is_a_warning_naming_what_to_install(mini_run, tm
     (tmp_path / "shadow" / "wandb").mkdir(parents=True)
     (tmp_path / "shadow" / "wandb" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'wandb'\")\n")
     proc, _, log = score(mini_run, tracking("wandb"), {"PYTHONPATH": str(tmp_path / "shadow")})
+    assert proc.returncode == 0, log
+    proc, _, log, _ = sync(mini_run, tracking("wandb"), {"PYTHONPATH": f"{tmp_path / 'shadow'}:{ROOT}"})
     assert proc.returncode == 0, log
     assert ("WARNING lalmbench.tracking: tracking (wandb) failed, nothing more is tracked for this job: "
             "ModuleNotFoundError: No module named 'wandb' (install wandb in this job's env") in log
@@ -47,7 +55,6 @@ def test_missing_client_package_is_a_warning_naming_what_to_install(mini_run, tm
 
 def test_config_without_tracking_is_off_and_mlflow_needs_a_uri(tmp_path):
     from lalmbench.config import ConfigError, validate_config
-    from tests.tracking.conftest import ROOT
 
     def cfg(**tracking):
         c = {"datasets": {"d": {"adapter": "synth_trivial"}},

@@ -1,5 +1,6 @@
 """MLflow for real: a local `mlflow server` (SQLite backend, artifact root in the test's folder), the
-tiny workflow run with tracking on, then the server queried with MlflowClient."""
+tiny workflow run with tracking on (its jobs spool, rule tracking_sync uploads), then the server
+queried with MlflowClient."""
 import json
 import os
 import shutil
@@ -36,14 +37,22 @@ def tracked(server, tmp_path_factory):
     uri, _ = server
     wd = copy_workflow(tmp_path_factory.mktemp("wf"))
     (wd / "track.yaml").write_text(yaml.safe_dump({"tracking": {
-        "backend": "mlflow", "tracking_uri": uri, "project": "lalm-bench-tiny", "log_every": 40, "timeout_s": 60}}))
+        "backend": "mlflow", "tracking_uri": uri, "project": "lalm-bench-tiny", "log_every": 40, "timeout_s": 60,
+        "live_after_s": 600}}))  # every tiny job spools, however loaded the machine (tests/tracking/test_tracking_spool.py: live)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLFLOW_TRACKING_TOKEN", SECRET)  # sent to the server; must never be written down
-        snakemake(wd, "results/all.tsv", "--configfile", ".test/config.yaml", "track.yaml")
+        snakemake(wd, "results/all.tsv", "results/tracking/sync.json", "--configfile", ".test/config.yaml", "track.yaml")
     client = MlflowClient(tracking_uri=uri)
     exp = client.get_experiment_by_name("lalm-bench-tiny")
     runs = client.search_runs([exp.experiment_id], max_results=1000)
     return wd, pd.read_csv(wd / "results" / "all.tsv", sep="\t"), client, runs
+
+
+def test_the_tiny_jobs_only_spool_and_the_sync_uploads_them_all(tracked):
+    wd, table, _, _ = tracked
+    report = json.loads((wd / "results" / "tracking" / "sync.json").read_text())
+    assert (report["sent"], report["left"], report["already_sent"]) == (len(table) + 2, 0, 0)
+    assert "tracking" not in (wd / "results" / "logs" / "generate" / "random.log").read_text()
 
 
 def test_one_finished_run_per_generate_and_score_job_in_one_group(tracked):

@@ -1,5 +1,6 @@
-"""W&B in offline mode (no network, no login): a real scoring job's run, read back with wandb's own
-reader of the run log (`wandb leet inspect`)."""
+"""W&B in offline mode (no network, no login): a real scoring job's spooled run, uploaded by the
+sync (rule tracking_sync's command), read back with wandb's own reader of the run log
+(`wandb leet inspect`)."""
 import json
 import subprocess
 import sys
@@ -8,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.tracking.conftest import SECRET, make_mini_run, score, tracking
+from tests.tracking.conftest import SECRET, make_mini_run, score, sync, tracking
 
 pytest.importorskip("wandb")
 
@@ -22,12 +23,17 @@ def inspect(run_dir: Path, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def offline_run(tmp_path_factory):
-    """One tracked scoring job for the whole module: (its paths, run dir, records, summary, job log)."""
+    """One tracked scoring job, then the sync, for the whole module: (its paths, run dir, records,
+    summary, sync log)."""
     tmp = tmp_path_factory.mktemp("wandb")
     run = make_mini_run(tmp)
     env = {"WANDB_MODE": "offline", "WANDB_API_KEY": SECRET, "WANDB_CONFIG_DIR": str(tmp / "wandb-config")}
     proc, _, log = score(run, tracking("wandb"), env)
     assert proc.returncode == 0, log
+    assert "tracking" not in log and not (tmp / "tracking" / "wandb").exists()  # a short job only spools
+    proc, _, log, report = sync(run, tracking("wandb"), env)
+    assert proc.returncode == 0, log
+    assert (report["sent"], report["left"], report["already_sent"]) == (1, 0, 0)
     (run_dir,) = (tmp / "tracking" / "wandb").glob("offline-run-*")
     recs = [json.loads(line) for line in inspect(run_dir).splitlines()]
     return run, run_dir, recs, json.loads(inspect(run_dir, "--summary"))["summary"], log
@@ -47,7 +53,7 @@ def test_offline_run_is_named_grouped_and_carries_the_runs_params(offline_run):
                                                                               "random")
     # a clean exit; proto3 leaves out zero fields, so a run shorter than a second has no runtime
     assert [{k: v for k, v in e.items() if k != "runtime"} for e in of(recs, "exit")] in ([{"exit_code": 0}], [{}])
-    assert "tracking (wandb): run closed" in log
+    assert "INFO lalmbench.tracking: tracking (wandb): 1 runs uploaded in" in log
 
 
 def test_offline_run_history_has_progress_every_log_every_items(offline_run):
