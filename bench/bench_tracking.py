@@ -30,6 +30,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.record import record  # noqa: E402
 from lalmbench import io  # noqa: E402
 from lalmbench.tracking import job_settings  # noqa: E402
 from lalmbench.tracking.server import local_server  # noqa: E402
@@ -110,6 +111,11 @@ def main() -> None:
                         f"{statistics.median(sync_cpus):5.2f} s" if sync_walls else "")
                 print(f"  {name:22s} job: wall {statistics.median(walls):6.2f} s, CPU {statistics.median(cpus):5.2f} s"
                       f"{sync}   tracking folder {statistics.median(disks) / 1024:6.0f} KB")
+                label = name.split(" (")[0]
+                record("tracking", f"scoring job, {a.n} items, {label} (CPU s)", statistics.median(cpus), "s")
+                if sync_cpus:
+                    record("tracking", f"sync of that run, {label} (CPU s, client start included)",
+                           statistics.median(sync_cpus), "s")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ BENCHES: dict[str, Bench] = {
     "captioning": Bench("python bench/bench_captioning.py", "7 caption metrics vs pycocoevalcap; SBERT-sim"),
     "batching": Bench("python bench/bench_batching.py", "batched vs per-item generation, hf backend, CPU"),
     "cascade": Bench("python bench/cascade_latency.py", "cascade baseline per item and per job"),
+    "tracking": Bench("python bench/bench_tracking.py", "one tracked scoring job and the sync of its run"),
     "browser": Bench("python bench/bench_browser.py", "results browser, 5k items x 12 runs, headless Chromium"),
 }
 
