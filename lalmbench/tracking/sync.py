@@ -46,8 +46,8 @@ def sync(settings: dict) -> dict:
     report.update(sent=len(todo) - len(left), left=len(left), wall_s=round(time.monotonic() - t0, 2))
     if left:
         log.warning("tracking (%s): %d of %d spooled runs are not uploaded (reason above); they stay in %s and the "
-                    "next sync retries them (`snakemake --forcerun tracking_sync`).", settings["backend"], len(left),
-                    len(todo), root)
+                    "next sync retries them (rerun the workflow with `--forcerun tracking_sync`).",
+                    settings["backend"], len(left), len(todo), root)
     else:
         log.info("tracking (%s): %d runs uploaded in %.1f s (%d already sent live)", settings["backend"], len(todo),
                  report["wall_s"], report["already_sent"])
