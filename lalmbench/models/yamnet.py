@@ -15,6 +15,15 @@ Input: log-mel patches as the TF original computes them (librosa melspectrogram 
 log(x + 1e-6)), 96 frames (0.96 s) per patch, hop 48 (0.48 s), quantised to uint8 with the
 graph's ``audio_scale``/``audio_zero_point``; the uint8 class scores are dequantised with
 ``class_scores_scale``/``class_scores_zero_point`` and passed through a sigmoid.
+
+Timestamped events (:func:`timed_events`, what the cascade renders): YAMNet scores 0.96 s patches
+every 0.48 s, so each patch stands for the one hop around its centre (the first reaches back to
+0 s, the last on to the clip's end; see :func:`frame_spans`) and the timeline is tiled without
+overlap at 0.48 s resolution. In each frame the ``top_k`` classes (ties at the k-th place
+included) at or above ``threshold`` are active; consecutive active frames of one class are one
+event (its ``peak`` is the highest probability in it, its ``rank`` its best place in a frame);
+events shorter than ``min_s`` are dropped. The int8 export's probabilities come in coarse steps
+(..., 0.18, 0.32, 0.50, 0.68, ...): 0.3 keeps classes from the 0.32 step up.
 """
 from __future__ import annotations
 
@@ -33,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from lalmbench.audio import mono_at
+from lalmbench.models.signal_features import runs
 
 SAMPLE_RATE = 16000
 PATCH_FRAMES = 96
@@ -170,6 +180,53 @@ class Tags:
             out.append({"start_s": round(float(s), 2), "end_s": round(float(s) + PATCH_S, 2),
                         "tags": {self.names[i]: round(float(p[i]), 3) for i in idx}})
         return out
+
+
+def frame_spans(starts: np.ndarray, duration_s: float) -> np.ndarray:
+    """[N, 2] (start, end) s each patch stands for: the hop around its centre, the first from 0 s and the
+    last to ``duration_s`` (audio after the last full patch is scored by no patch but belongs to it)."""
+    centres = np.asarray(starts, float) + PATCH_S / 2
+    half = PATCH_HOP_FRAMES * FRAME_HOP_S / 2
+    spans = np.stack([centres - half, centres + half], axis=1)
+    if len(spans):
+        spans[0, 0], spans[-1, 1] = 0.0, max(duration_s, 0.0)
+    return np.clip(spans, 0.0, max(duration_s, 0.0))
+
+
+@dataclass(frozen=True)
+class TagEvent:
+    """One AudioSet class active over consecutive frames; ``rank`` is its best place among the frame's classes
+    (1: the most probable class of at least one of its frames; classes with equal probability share a place)."""
+
+    name: str
+    onset_s: float
+    offset_s: float
+    peak: float
+    rank: int = 1
+
+
+def timed_events(tags: Tags, duration_s: float, *, threshold: float = 0.3, top_k: int = 2, min_s: float = 0.0,
+                 exclude: frozenset[str] | set[str] = frozenset()) -> list[TagEvent]:
+    """Frame scores -> events (see the module docstring), ordered by onset, then by peak (highest first)."""
+    if not len(tags.probs) or top_k < 1:
+        return []
+    spans = frame_spans(tags.starts, duration_s)
+    probs = np.asarray(tags.probs, float).copy()
+    probs[:, [i for i, n in enumerate(tags.names) if n in exclude]] = -1.0
+    # per frame: the top_k classes, ties at the k-th place included (the int8 export's probabilities come in
+    # coarse steps, so ties are common and the class-map order must not break them), at or above the threshold
+    kth = -np.sort(-probs, axis=1)[:, min(top_k, probs.shape[1]) - 1]
+    active = (probs >= kth[:, None]) & (probs >= threshold)
+    rank = np.zeros(probs.shape, int)
+    for t, c in zip(*np.nonzero(active)):
+        rank[t, c] = 1 + int((probs[t] > probs[t, c]).sum())
+    out = []
+    for c in np.flatnonzero(active.any(axis=0)):
+        for a, b in runs(active[:, c]):
+            onset, offset = float(spans[a, 0]), float(spans[b - 1, 1])
+            if offset - onset >= min_s:
+                out.append(TagEvent(tags.names[c], onset, offset, float(probs[a:b, c].max()), int(rank[a:b, c].min())))
+    return sorted(out, key=lambda e: (e.onset_s, -e.peak, e.name))
 
 
 class YamNet:
