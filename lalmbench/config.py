@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from lalmbench.model_entries import check_families, check_model_entries
+from lalmbench.model_entries import check_families, check_model_entries, check_reasoners, resolve_reasoners
 from lalmbench.provenance import config_hash
 
 
@@ -100,6 +100,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
             if m not in cfg["models"]:
                 problems.append(f"tasks.{name}.models: unknown model {m!r}")
     problems += check_families(cfg["models"])
+    problems += check_reasoners(cfg["models"])
     for name, m in cfg["models"].items():
         mid = str(m.get("model_id", ""))
         if m["backend"] in ("hf", "vllm") and mid.startswith(("/", "./", "../", "~")) \
@@ -124,6 +125,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
             problems.append(f"{name!r}: names may not contain '/' (they become path components)")
     if problems:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(problems))
+    resolve_reasoners(cfg["models"])
 
 
 @dataclass(frozen=True)

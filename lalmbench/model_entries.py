@@ -132,3 +132,50 @@ def check_families(models: dict) -> list[str]:
             problems.append(f"models.{name}.family: unknown family {fam!r} for backend {backend!r}{hint} "
                             f"(known: {', '.join(names)})")
     return problems
+
+
+def _reasoner_problem(name: str, params: dict, models: dict) -> str | None:
+    key = f"models.{name}.params.reasoner"
+    reasoner, scoring = params.get("reasoner"), params.get("option_scoring", "similarity")
+    if scoring != "llm":
+        return f"{key}: only used with option_scoring: llm (option_scoring is {scoring!r})" if reasoner else None
+    if not reasoner:
+        return (f"{key}: option_scoring 'llm' needs a reasoner: the name of a models entry "
+                f"(e.g. a text LLM with scoring: loglik)")
+    if reasoner not in models:
+        close = difflib.get_close_matches(str(reasoner), sorted(models), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{key}: unknown model {reasoner!r}{hint} (known: {', '.join(sorted(models))})"
+    if models[reasoner].get("backend") == "cascade":
+        return f"{key}: {reasoner!r} is a cascade; the reasoner must answer from text (e.g. an hf text LLM)"
+    return None
+
+
+def check_reasoners(models: dict) -> list[str]:
+    """Cascade entries: ``params.reasoner`` names an existing, non-cascade models entry exactly when
+    ``params.option_scoring`` is ``llm``."""
+    problems = []
+    for name, entry in models.items():
+        params = entry.get("params")
+        if entry.get("backend") == "cascade" and isinstance(params, dict):
+            problem = _reasoner_problem(name, params, models)
+            if problem:
+                problems.append(problem)
+    return problems
+
+
+def resolve_reasoners(models: dict) -> None:
+    """Copy each cascade's reasoner entry into its ``params.reasoner_cfg`` (in place, after check_reasoners):
+    the generate job builds the reasoner from it, and the cascade's fingerprint changes when it does. Keys
+    that say how the reasoner would run on its own (resources, batch size, env...) are left out: inside the
+    cascade's job they are not used."""
+    from lalmbench.inference.fingerprint import PROVISIONING_KEYS
+
+    for entry in models.values():
+        params = entry.get("params")
+        if entry.get("backend") != "cascade" or not isinstance(params, dict):
+            continue
+        params.pop("reasoner_cfg", None)
+        if params.get("option_scoring") == "llm" and params.get("reasoner") in models:
+            src = models[params["reasoner"]]
+            params["reasoner_cfg"] = {k: v for k, v in src.items() if k not in PROVISIONING_KEYS | {"env"}}

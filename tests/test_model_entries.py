@@ -169,3 +169,51 @@ def test_dry_run_hands_each_generate_job_its_models_error_budget_and_rejects_typ
 def test_a_backend_key_given_twice_is_an_error():
     assert errors_of(q={**HF, "dtype": "float16", "params": {"dtype": "bfloat16"}}) == [
         "  models.q.params.dtype: given both at the top level and under params (keep one)"]
+
+
+# --- the cascade's reasoner: another models entry, named, checked and copied into the cascade's entry ---------
+LLM_CASCADE = {"backend": "cascade", "params": {"option_scoring": "llm", "reasoner": "llm"}}
+TEXT_LLM = {**HF, "model_id": "Qwen/Qwen2.5-1.5B-Instruct", "family": "text", "scoring": "loglik",
+            "conditions": ["no-audio"]}
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"option_scoring": "llm", "reasoner": "lm"},
+     "models.c.params.reasoner: unknown model 'lm'; did you mean 'llm'? (known: c, llm)"),
+    ({"option_scoring": "llm"},
+     "models.c.params.reasoner: option_scoring 'llm' needs a reasoner: the name of a models entry "
+     "(e.g. a text LLM with scoring: loglik)"),
+    ({"reasoner": "llm"}, "models.c.params.reasoner: only used with option_scoring: llm (option_scoring is 'similarity')"),
+    ({"option_scoring": "llm", "reasoner": "c"},
+     "models.c.params.reasoner: 'c' is a cascade; the reasoner must answer from text (e.g. an hf text LLM)"),
+    ({"option_scoring": "lm"}, "models.c.params.option_scoring: 'lm' is not one of ['similarity', 'llm']"),
+])
+def test_a_bad_reasoner_names_the_key(params, message):
+    (line,) = errors_of(c={"backend": "cascade", "params": params}, llm=TEXT_LLM)
+    assert line == f"  {message}"
+
+
+def _validated(cascade: dict, reasoner: dict) -> dict:
+    import copy
+
+    return validate_config(_cfg(c=copy.deepcopy(cascade), llm=copy.deepcopy(reasoner)), SCHEMA, ROOT)
+
+
+def _fingerprint(cascade: dict, reasoner: dict) -> str:
+    from lalmbench.inference.fingerprint import model_fingerprint
+
+    return model_fingerprint(_validated(cascade, reasoner)["models"]["c"])
+
+
+def test_the_reasoner_entry_is_copied_into_the_cascade_and_changes_its_fingerprint():
+    cfg = _validated(LLM_CASCADE, TEXT_LLM)
+    copied = cfg["models"]["c"]["params"]["reasoner_cfg"]
+    assert copied == {"backend": "hf", "model_id": "Qwen/Qwen2.5-1.5B-Instruct", "family": "text",
+                      "scoring": "loglik", "seed": 0, "generation": {}}
+    base = _fingerprint(LLM_CASCADE, TEXT_LLM)
+    assert _fingerprint(LLM_CASCADE, {**TEXT_LLM, "loglik_norm": "sum"}) != base
+    assert _fingerprint(LLM_CASCADE, {**TEXT_LLM, "model_id": "Qwen/Qwen2.5-0.5B-Instruct"}) != base
+    # how the reasoner would run on its own never reaches the cascade's predictions
+    assert _fingerprint(LLM_CASCADE, {**TEXT_LLM, "batch_size": 8, "resources": {"mem_mb": 9000}}) == base
+    # validating again (each Snakemake job does) copies the same entry
+    assert validate_config(cfg, SCHEMA, ROOT)["models"]["c"]["params"]["reasoner_cfg"] == copied

