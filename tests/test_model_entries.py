@@ -183,7 +183,8 @@ TEXT_LLM = {**HF, "model_id": "Qwen/Qwen2.5-1.5B-Instruct", "family": "text", "s
     ({"option_scoring": "llm"},
      "models.c.params.reasoner: option_scoring 'llm' needs a reasoner: the name of a models entry "
      "(e.g. a text LLM with scoring: loglik)"),
-    ({"reasoner": "llm"}, "models.c.params.reasoner: only used with option_scoring: llm (option_scoring is 'similarity')"),
+    ({"reasoner": "llm"},
+     "models.c.params.reasoner: only used with option_scoring: llm (option_scoring is 'similarity')"),
     ({"option_scoring": "llm", "reasoner": "c"},
      "models.c.params.reasoner: 'c' is a cascade; the reasoner must answer from text (e.g. an hf text LLM)"),
     ({"option_scoring": "lm"}, "models.c.params.option_scoring: 'lm' is not one of ['similarity', 'llm']"),

@@ -365,8 +365,8 @@ class Cascade(Model):
         views = [render_description(events, transcript, tags=tags, times=False)]
         if transcript:
             views.append(render_events(events, tags=tags, times=False))
-        return {"events": events, "tags": {n: [[round(a, 2), round(b, 2)] for a, b in segs] for n, segs in tags.items()},
-                "transcript": transcript, "rendering": rendering, "views": views}
+        tag_spans = {n: [[round(a, 2), round(b, 2)] for a, b in segs] for n, segs in tags.items()}
+        return {"events": events, "tags": tag_spans, "transcript": transcript, "rendering": rendering, "views": views}
 
     # --- batched scoring -----------------------------------------------------------------------
     def generate(self, batch: list[ModelInput]) -> list[ModelOutput]:
