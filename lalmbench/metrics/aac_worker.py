@@ -28,7 +28,10 @@ Executed by path: the lalmbench package is not imported here, only its sibling f
     while the sentences are tokenised. Its lines are streamed by a writer thread while the answers
     are read (pycocoevalcap and aac-metrics send one SCORE line and wait for its answer, 2,893
     round trips on the Clotho development subset), then the same EVAL line gives the same scores.
-    BLEU, ROUGE-L, CIDEr-D and SBERT-sim run while METEOR works.
+    BLEU, ROUGE-L, CIDEr-D and SBERT-sim run while METEOR works. That JVM is ~14 of the ~19 CPU s
+    the seven metrics cost on the Clotho subset, in pycocoevalcap as here (no JVM flag tried,
+    G1/serial/parallel GC, C1 only, changed it), so the gain over pycocoevalcap is the work done
+    beside it on a second free core, not less work.
   - SBERT-sim caches reference embeddings across jobs (embedding_cache.py): every model and
     condition of a task has the same references, so after the first job only candidates are
     encoded. Identical sentences are encoded once.
@@ -61,7 +64,7 @@ ALL = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d", "
 #: aac-metrics' PTB_PUNCTUATIONS: the same list)
 PTB_PUNCTUATIONS = frozenset(("''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":",
                               "-", "--", "...", ";"))
-SBERT_BATCH = 32  # aac-metrics' default; larger batches pad more and were no faster on CPU (bench_captioning)
+SBERT_BATCH = 32  # aac-metrics' default; 128 and 256 pad more: 7% and 11% more CPU on the Clotho candidates
 
 
 def _java() -> str:
@@ -183,8 +186,11 @@ def ptb_tokenize(sentences: list[str], cache_dir: Path) -> list[str]:
         raise FileNotFoundError(f"PTB tokenizer jar not found at {jar} (pycocoevalcap ships it; is it installed?)")
     with tempfile.TemporaryDirectory(prefix="lalm-ptb-") as tmp:
         (Path(tmp) / "sentences.txt").write_bytes("\n".join(sentences).encode())
-        proc = subprocess.run([_java(), "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines",
-                               "-lowerCase", "sentences.txt"], cwd=tmp, capture_output=True)
+        # C1 only and the serial collector: this JVM lives ~1 s, where C2 compiling and G1's threads
+        # cost more than they save (0.3 vs 0.5 CPU s on the Clotho subset); same tokens either way
+        proc = subprocess.run([_java(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", str(jar),
+                               "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines", "-lowerCase", "sentences.txt"],
+                              cwd=tmp, capture_output=True)
     if proc.returncode != 0:
         raise RuntimeError(f"PTB tokenizer (java) stopped with exit code {proc.returncode}: "
                            f"{proc.stderr.decode(errors='replace')[-2000:]}")
