@@ -138,9 +138,27 @@ def read_parquet(path: str | os.PathLike, **kwargs: Any) -> pd.DataFrame:
                          f"runs again") from None
 
 
-def write_parquet(path: str | os.PathLike, df: pd.DataFrame) -> None:
+def write_parquet(path: str | os.PathLike, df: pd.DataFrame, *, metadata: dict[str, str] | None = None) -> None:
+    """``df`` as parquet (atomic); ``metadata`` is added to the file's key-value metadata."""
     with atomic_path(path, suffix=".parquet") as tmp:
-        df.to_parquet(tmp, index=False)
+        if not metadata:
+            df.to_parquet(tmp, index=False)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               **{k.encode(): v.encode() for k, v in metadata.items()}})
+        pq.write_table(table, tmp)
+
+
+def parquet_metadata(path: str | os.PathLike) -> dict[str, str]:
+    """A parquet file's key-value metadata (read from the footer only)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in meta.items()}
 
 
 def write_tsv(path: str | os.PathLike, df: pd.DataFrame) -> None:

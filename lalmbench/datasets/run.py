@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.annotations import collapse_whitespace_counted, validate_clips, validate_events
+from lalmbench.annotations import (VALIDATED_KEY, collapse_whitespace_counted, validate_clips, validate_events,
+                                   validated_stamp)
 from lalmbench.datasets import CLIP_COLUMNS, EVENT_COLUMNS, adapt
 
 log = logging.getLogger("lalmbench.datasets")
@@ -44,8 +45,9 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     stats.update(clips_written=len(clips), events_written=len(events), items_written=len(items))
     log.info("%s: %d clips, %d events, %d items; dropped %s", dataset, len(clips), len(events), len(items),
              stats.get("dropped"))
+    checked = str(params.get("duplicate_events", "error")) == "error" and not params.get("consistency")
     io.write_parquet(clips_path, clips)
-    io.write_parquet(events_path, events)
+    io.write_parquet(events_path, events, metadata={VALIDATED_KEY: validated_stamp(clips, events)} if checked else None)
     io.write_jsonl(items_path, items)
     io.write_json(stats_path, stats)
     return stats

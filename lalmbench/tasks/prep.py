@@ -175,11 +175,55 @@ def normalise_text(s: pd.Series) -> pd.Series:
     import pyarrow.compute as pc
 
     arr = pa.array(s.array)
-    x = pc.utf8_trim(pc.replace_substring_regex(pc.ascii_lower(arr), _ASCII_NOT_WORD, " "), " ")
-    out = pd.Series(pd.arrays.ArrowStringArray(x), index=s.index)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    out = pd.Series(pd.arrays.ArrowStringArray(_ascii_words(arr)), index=s.index)
     other = ~np.asarray(pc.string_is_ascii(arr).fill_null(True), dtype=bool)
     if other.any():
         out[other] = python_rules(s[other])
+    return out
+
+
+_WORD_BYTE = np.full(256, 32, np.uint8)                 # ASCII word characters, lower-cased; others -> " "
+for _c in b"0123456789abcdefghijklmnopqrstuvwxyz_":
+    _WORD_BYTE[_c] = _c
+for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+    _WORD_BYTE[_c] = _c + 32
+
+
+def _ascii_words(arr: "pa.StringArray") -> "pa.StringArray":
+    """Each string lower-cased (ASCII), every run of bytes that are not ASCII word characters turned
+    into one space, stripped: ``utf8_trim(replace_substring_regex(ascii_lower(x), "[^0-9A-Za-z_]+",
+    " "), " ")`` done on the bytes with numpy (RE2 takes ten times as long on 300k captions). Bytes
+    of non-ASCII characters become spaces too; callers redo those strings with Python's rules."""
+    import pyarrow as pa
+
+    n = len(arr)
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
+    offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset:arr.offset + n + 1].copy()
+    data = np.frombuffer(arr.buffers()[2], np.uint8)[offsets[0]:offsets[-1]] if n else np.zeros(0, np.uint8)
+    offsets -= offsets[0] if n else 0
+    b = _WORD_BYTE[data]
+    word = b != 32
+    length = np.diff(offsets)
+    row = np.repeat(np.arange(n, dtype=np.int32), length)
+    start = np.zeros(len(b) + 1, bool)
+    start[offsets[:-1][length > 0]] = True                 # first byte of each non-empty string
+    # a non-word run becomes one space where a word byte of the same string precedes it and one
+    # follows it right away (only the run's last byte is kept); leading and trailing runs go
+    words_before = np.cumsum(word, dtype=np.int32) - word
+    has_before = words_before > np.r_[words_before, 0][offsets[:-1]][row]
+    word_next = np.r_[word[1:], False] & ~start[1:]
+    keep = word | (word_next & has_before)
+    kept = np.zeros(len(b) + 1, np.int32)
+    np.cumsum(keep, dtype=np.int32, out=kept[1:])
+    new_off = kept[offsets]
+    out = pa.StringArray.from_buffers(n, pa.py_buffer(new_off), pa.py_buffer(b[keep]))
+    if arr.null_count:
+        import pyarrow.compute as pc
+
+        out = pc.if_else(arr.is_valid(), out, pa.scalar(None, pa.string()))
     return out
 
 

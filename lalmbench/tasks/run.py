@@ -17,14 +17,17 @@ log = logging.getLogger("lalmbench.tasks")
 def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, events_path: str,
                      items_path: str, stats_path: str) -> None:
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
-    from lalmbench.annotations import fit_events_to_clips, validate_clips, validate_events
+    from lalmbench.annotations import (VALIDATED_KEY, fit_events_to_clips, validate_clips, validate_events,
+                                       validated_stamp)
 
     clips = io.read_parquet(clips_path)
     events = io.read_parquet(events_path)
     if {"label", "caption"} <= set(events.columns) and events["caption"].equals(events["label"]):
         events["caption"] = events["label"]      # captions that are the labels (TACoBeLAL): one copy, not two
-    validate_clips(clips, clips_path)
-    validate_events(events, events_path, clips["clip_id"])
+    stamp = io.parquet_metadata(events_path).get(VALIDATED_KEY)
+    if stamp is None or stamp != validated_stamp(clips, events):    # not checked by the step that wrote them
+        validate_clips(clips, clips_path)
+        validate_events(events, events_path, clips["clip_id"])
     rows_read = len(events)
     events, late, cut = fit_events_to_clips(events, clips)
     release_freed()                  # the parquet read's and the checks' Arrow buffers, before the items
