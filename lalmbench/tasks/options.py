@@ -115,7 +115,26 @@ class _Const:
         self.value = value
 
 
-def _column(v: Any) -> "list | np.ndarray | _Const":
+class Coded:
+    """A column of values drawn from a few (or a few hundred thousand) distinct ones: ``values``
+    (a list) indexed by integer ``codes`` of any shape. A family passes its option texts this way
+    (codes into the events' distinct captions), so each distinct text is JSON-encoded once, not
+    once per option it appears in."""
+
+    __slots__ = ("values", "codes")
+
+    def __init__(self, values: Sequence, codes: np.ndarray) -> None:
+        self.values = values if isinstance(values, list) else list(values)
+        self.codes = np.asarray(codes, dtype=np.int64)
+        if self.codes.size and (self.codes.min() < 0 or self.codes.max() >= len(self.values)):
+            raise ValueError(f"codes must index the {len(self.values)} values")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.codes.shape
+
+
+def _column(v: Any) -> "list | np.ndarray | _Const | Coded":
     """A column as ItemRows keeps it: a contiguous numpy array for numbers and booleans (encoded by
     orjson straight from the buffer, no Python float per value), a list for anything else (strings,
     None mixed in), or a :class:`_Const` for a scalar."""
@@ -124,6 +143,8 @@ def _column(v: Any) -> "list | np.ndarray | _Const":
         if (v.dtype.kind in "biu" or v.dtype == np.float64) and v.dtype.isnative:    # float32 would print shorter
             return np.ascontiguousarray(v)
         return v.tolist()
+    if isinstance(v, Coded):
+        return Coded(v.values, np.ascontiguousarray(v.codes.reshape(-1)))
     if isinstance(v, (list, tuple)):
         return list(v)
     return _Const(v)
@@ -161,20 +182,27 @@ def emit(*, ids: Sequence[str], task: str, dataset: str, clip_ids: Sequence[str]
     n = len(ids)
     k = opt_text.shape[1] if n else 0
     labels = option_labels(k) if k else []
-    flat_text = opt_text.reshape(-1).tolist() if n else []
+    if isinstance(opt_text, Coded):
+        flat_text = Coded(opt_text.values, opt_text.codes.reshape(-1))
+    else:
+        flat_text = opt_text.reshape(-1).tolist() if n else []
     flat_type = opt_type.reshape(-1).tolist() if isinstance(opt_type, np.ndarray) else _Const(opt_type)
     okeys = tuple(opt_meta or {})
-    ocols = [_column(np.asarray(opt_meta[key])) for key in okeys]
+    ocols = [_column(opt_meta[key] if isinstance(opt_meta[key], Coded) else np.asarray(opt_meta[key]))
+             for key in okeys]
     mkeys, mcols = _cols(meta, n)
     if gold_pos is not None:
-        gp = gold_pos.tolist()
-        ans_label = [labels[g] for g in gp]
-        ans_text = [flat_text[i * k + g] for i, g in enumerate(gp)]
+        gold_pos = np.asarray(gold_pos, dtype=np.int64)
+        ans_label = Coded(labels, gold_pos)
+        if isinstance(flat_text, Coded):
+            ans_text = Coded(flat_text.values, flat_text.codes[np.arange(n) * k + gold_pos])
+        else:
+            ans_text = [flat_text[i * k + g] for i, g in enumerate(gold_pos.tolist())]
     else:
-        ans_label = ans_text = [None] * n
+        ans_label = ans_text = _Const(None)
     return ItemRows(n=n, k=k, task=task, dataset=dataset, ids=list(ids), clip_ids=list(clip_ids),
                     audio_paths=list(audio_paths),
-                    questions=[questions] * n if isinstance(questions, str) else list(questions),
+                    questions=_Const(questions) if isinstance(questions, str) else _column(questions),
                     labels=labels, flat_text=flat_text, flat_type=flat_type, okeys=okeys, ocols=ocols,
                     mkeys=tuple(mkeys), mcols=mcols, ans_label=ans_label, ans_text=ans_text,
                     references=[list(r) for r in references] if references is not None else None)
@@ -208,6 +236,8 @@ class ItemRows(SequenceABC):
         self._make_option = _dict_maker(("label", "text", "type", "meta"))
         self._make_item = _dict_maker(ITEM_KEYS)
         self._type_at = _getter(flat_type)
+        self._text_at, self._question_at = _getter(flat_text), _getter(questions)
+        self._ans_label_at, self._ans_text_at = _getter(ans_label), _getter(ans_text)
         self._ometa_at = [_getter(c) for c in ocols]
         self._meta_at = [_getter(c) for c in mcols]
 
@@ -221,11 +251,11 @@ class ItemRows(SequenceABC):
 
     def _item(self, i: int) -> dict:
         k, lo = self._k, i * self._k
-        options = [self._make_option(self._labels[j], self._flat_text[lo + j], self._type_at(lo + j),
+        options = [self._make_option(self._labels[j], self._text_at(lo + j), self._type_at(lo + j),
                                      self._make_ometa(*[at(lo + j) for at in self._ometa_at])) for j in range(k)]
         refs = list(self._references[i]) if self._references is not None else []
         return self._make_item(self._ids[i], self._task, self._dataset, self._clip_ids[i], self._audio_paths[i],
-                               self._questions[i], options, self._ans_label[i], self._ans_text[i], refs,
+                               self._question_at(i), options, self._ans_label_at(i), self._ans_text_at(i), refs,
                                self._make_meta(*[at(i) for at in self._meta_at]))
 
     def json_lines(self, chunk: int = 4096):
@@ -235,7 +265,7 @@ class ItemRows(SequenceABC):
         or only numbers, split into values and joined with the item's literal JSON between them by
         Arrow's C++ kernels (a third less time than the dicts on 10^5 items)."""
         k, n = self._k, self._n
-        options = tuple({"label": _dump(self._labels[j]), "text": self._flat_text[j::k],
+        options = tuple({"label": _dump(self._labels[j]), "text": _every(self._flat_text, j, k),
                          "type": _every(self._flat_type, j, k),
                          "meta": {key: _every(c, j, k) for key, c in zip(self._okeys, self._ocols)}}
                         for j in range(k))
@@ -252,6 +282,7 @@ class ItemRows(SequenceABC):
         parts[-1] += b"\n"
         literals = [pa.scalar(x, pa.binary()) for x in parts[::2]]
         slots = parts[1::2]
+        encoded: dict[int, pa.BinaryArray] = {}
         for lo in range(0, n, chunk):
             hi = min(n, lo + chunk)
             if not slots:
@@ -259,7 +290,13 @@ class ItemRows(SequenceABC):
                 continue
             args = [literals[0]]
             for (c, kind), lit in zip(slots, literals[1:]):
-                args += [_encode(c[lo:hi], kind), lit]
+                if kind == "coded":             # each distinct value encoded once, then picked by code
+                    if id(c.values) not in encoded:
+                        encoded[id(c.values)] = _encode_json(c.values)
+                    piece = encoded[id(c.values)].take(pa.array(c.codes[lo:hi]))
+                else:
+                    piece = _encode(c[lo:hi], kind)
+                args += [piece, lit]
             lines = pc.binary_join_element_wise(*args, pa.scalar(b"", pa.binary()))
             offsets = np.frombuffer(lines.buffers()[1], np.int32)[lines.offset:lines.offset + len(lines) + 1]
             yield lines.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
@@ -313,6 +350,8 @@ def _template(value: bytes | dict | tuple | list, parts: list) -> None:
         parts[-1] += _dump(value.value)
     elif isinstance(value, np.ndarray):
         parts += [(value, "array"), b""]
+    elif isinstance(value, Coded):
+        parts += [(value, "coded"), b""]
     elif isinstance(value, (dict, tuple)):
         keys = sorted(value) if isinstance(value, dict) else range(len(value))
         parts[-1] += b"{" if isinstance(value, dict) else b"["
@@ -325,11 +364,26 @@ def _template(value: bytes | dict | tuple | list, parts: list) -> None:
         if len(types) == 1 and types <= _CONSTANTS and value.count(value[0]) == len(value):
             parts[-1] += _dump(value[0])
             return
-        kind = "str" if types == {str} else "number" if types <= _NUMBERS else \
-            "str_or_null" if types <= {str, type(None)} else "any"
+        kind = _kind(types)
         quote = b'"' if kind == "str" else b""        # a string column's pieces come without their quotes
         parts[-1] += quote
         parts += [(value, kind), quote]
+
+
+def _kind(types: set) -> str:
+    """How a list holding values of these types is encoded (see :func:`_encode`)."""
+    return "str" if types == {str} else "number" if types <= _NUMBERS else \
+        "str_or_null" if types <= {str, type(None)} else "any"
+
+
+def _encode_json(values: list) -> "pa.BinaryArray":
+    """Each value's complete JSON (strings with their quotes), as an Arrow binary array."""
+    import pyarrow.compute as pc
+
+    kind = _kind(set(map(type, values)))
+    if kind == "str":
+        return pc.binary_join_element_wise(b'"', _encode(values, kind), b'"', b"")
+    return _encode(values, kind)
 
 
 def _encode(values: list, kind: str) -> "pa.BinaryArray":
@@ -365,12 +419,17 @@ def _getter(c: "list | np.ndarray | _Const"):
     if isinstance(c, _Const):
         v = c.value
         return lambda i: v
+    if isinstance(c, Coded):
+        values, codes = c.values, c.codes
+        return lambda i: values[codes.item(i)]
     return c.item if isinstance(c, np.ndarray) else c.__getitem__
 
 
 def _every(c: "list | np.ndarray | _Const", j: int, k: int):
     """Option ``j`` of every item from a flat per-option column."""
-    return c if isinstance(c, _Const) else c[j::k]
+    if isinstance(c, _Const):
+        return c
+    return Coded(c.values, c.codes[j::k]) if isinstance(c, Coded) else c[j::k]
 
 
 _MAKERS: dict[tuple[str, ...], Any] = {}
