@@ -10,6 +10,7 @@ from lalmbench import io
 from lalmbench.annotations import (VALIDATED_KEY, collapse_whitespace_counted, validate_clips, validate_events,
                                    validated_stamp)
 from lalmbench.datasets import CLIP_COLUMNS, EVENT_COLUMNS, adapt
+from lalmbench.memory import use_system_pool
 
 log = logging.getLogger("lalmbench.datasets")
 
@@ -17,6 +18,7 @@ log = logging.getLogger("lalmbench.datasets")
 def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path: str, items_path: str,
                         stats_path: str) -> dict:
     """``cfg`` = {adapter, params} (the dataset's config). Writes all four outputs atomically."""
+    use_system_pool()
     params = dict(cfg.get("params") or {})
     res = adapt(cfg["adapter"], params, dataset=dataset)
     clips = res.clips[CLIP_COLUMNS]

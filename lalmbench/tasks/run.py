@@ -6,7 +6,7 @@ import logging
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.memory import release_freed
+from lalmbench.memory import release_freed, use_system_pool
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import write_items
 from lalmbench.tasks.options import ItemRows
@@ -17,6 +17,7 @@ log = logging.getLogger("lalmbench.tasks")
 def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, events_path: str,
                      items_path: str, stats_path: str) -> None:
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
+    use_system_pool()
     from lalmbench.annotations import (VALIDATED_KEY, fit_events_to_clips, validate_clips, validate_events,
                                        validated_stamp)
 
