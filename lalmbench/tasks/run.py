@@ -9,7 +9,7 @@ from lalmbench import io
 from lalmbench.memory import release_freed, use_system_pool
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import write_items
-from lalmbench.tasks.options import ItemRows
+from lalmbench.tasks.options import ItemRows, import_in_background
 
 log = logging.getLogger("lalmbench.tasks")
 
@@ -18,6 +18,7 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
                      items_path: str, stats_path: str) -> None:
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
     use_system_pool()
+    import_in_background("scipy.special")          # for the stats' chi-square p-value, at the end
     from lalmbench.annotations import (VALIDATED_KEY, fit_events_to_clips, validate_clips, validate_events,
                                        validated_stamp)
 
