@@ -277,11 +277,7 @@ def _duplicate_events(df: pd.DataFrame, on: np.ndarray, off: np.ndarray) -> np.n
     u = np.uint64
     h = (clip.astype(u) * u(0x9E3779B97F4A7C15)) ^ ((on + 0.0).view(u) * u(0xC2B2AE3D27D4EB4F)) \
         ^ ((off + 0.0).view(u) * u(0x165667B19E3779F9))
-    order = np.argsort(h)
-    same = h[order[1:]] == h[order[:-1]]
-    cand = np.zeros(len(h), bool)
-    cand[order[1:][same]] = True
-    cand[order[:-1][same]] = True
+    cand = pd.Series(h, copy=False).duplicated(keep=False).to_numpy()     # hash table, no sort
     out = np.zeros(len(h), bool)
     if cand.any():                      # equal rows hash equal, so every duplicate is a candidate
         rows = np.flatnonzero(cand)

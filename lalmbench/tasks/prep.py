@@ -242,7 +242,7 @@ def _require(df: pd.DataFrame, cols: tuple[str, ...], what: str) -> None:
 
 
 def prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | None, *,
-                   repeats: str = "first", min_events: int = 1) -> Prepared:
+                   repeats: str = "first", min_events: int = 1, norm_order: bool = True) -> Prepared:
     """Clean and index events for a builder.
 
     ``repeats`` says what to do with a text (normalised caption/label) that occurs more than once
@@ -250,19 +250,22 @@ def prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | Non
     (later ones counted as ``event:repeat_not_first``), ``"drop"`` drops every occurrence
     (``event:repeated_text``), for questions where a repeat makes the answer ambiguous.
     Clips left with fewer than ``min_events`` usable events are dropped (``clip:too_few_events``).
+    ``norm_order=False`` numbers the normalised texts in no particular order (skipping a sort of the
+    distinct texts) for a family that only compares norm codes for equality.
     """
-    prep = _prepare_events(events, clips, params, repeats=repeats, min_events=min_events)
+    prep = _prepare_events(events, clips, params, repeats=repeats, min_events=min_events, norm_order=norm_order)
     release_freed()                  # the string work's Arrow buffers and sort temporaries, before the items
     return prep
 
 
 def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | None, *, repeats: str,
-                    min_events: int) -> Prepared:
+                    min_events: int, norm_order: bool) -> Prepared:
     _require(events, EVENT_COLUMNS, "events table")
     _require(clips, CLIP_COLUMNS, "clips table")
     rows_read = len(events)
     min_event_s = float(param(params, "min_event_s", 0.0))
 
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     clip_arrow = _arrow_strings(clips["clip_id"].astype(str))
@@ -281,7 +284,10 @@ def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | No
     if len(ev_codes) and ev_codes.min() < 0:
         i = int(np.flatnonzero(ev_codes < 0)[0])
         raise InputError(f"events table row {i + 1}: clip_id is missing")
-    loc = pd.Index(clip_ids.astype(str)).get_indexer(pd.Index(ev_uniq).astype(str))
+    # the distinct ids' rows in the sorted clips table (-1 = unknown), by Arrow's hash lookup
+    loc = pc.index_in(_arrow_strings(ev_uniq).cast(pa.large_string()),
+                      value_set=clip_arrow.take(order).cast(pa.large_string()))
+    loc = loc.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     used = np.bincount(ev_codes, minlength=len(ev_uniq)) > 0
     if np.any((loc < 0) & used):
         bad_u = np.flatnonzero((loc < 0) & used)
@@ -321,7 +327,7 @@ def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | No
     texts = np.asarray(tuniq, dtype=object)
     empty = (tcodes < 0) | np.r_[texts == "", True][tcodes]
     norm_uniq = normalise_text(pd.Series(tuniq, dtype="string"))
-    ncodes_u, norm_vals = factorize_strings(norm_uniq, sort=True)
+    ncodes_u, norm_vals = factorize_strings(norm_uniq, sort=norm_order)
     norm = np.where(tcodes >= 0, ncodes_u[np.maximum(tcodes, 0)], -1)
     # representative text for each norm code: first original text that maps to it
     rep_idx = np.full(len(norm_vals), -1)
@@ -330,7 +336,8 @@ def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | No
 
     prep = Prepared(ev=Table(), clip_ids=clip_ids, audio_paths=audio_paths, clip_durations=clip_durations,
                     text_uniques=text_uniques, texts=texts,
-                    labels=np.r_[np.asarray(luniq, dtype=object), np.array([None], dtype=object)],
+                    labels=np.r_[texts if tuniq is luniq else np.asarray(luniq, dtype=object),
+                                 np.array([None], dtype=object)],
                     raw_clip=code, raw_lcode=lcodes, raw_norm=norm,
                     rows_read=rows_read)
     # Work on a row-index vector and take every column once at the end (each take of 1M rows
