@@ -153,6 +153,25 @@ def write_parquet(path: str | os.PathLike, df: pd.DataFrame, *, metadata: dict[s
         pq.write_table(table, tmp)
 
 
+@contextlib.contextmanager
+def parquet_written_meanwhile(path: str | os.PathLike, df: pd.DataFrame, *,
+                              metadata: dict[str, str] | None = None) -> Iterator[None]:
+    """Encode ``df`` to a temp parquet in a background thread while the block runs (Arrow's writer
+    releases the GIL, so checks made in the block overlap with it); the file replaces ``path`` only
+    when the block succeeds, else the temp file is removed: as atomic as :func:`write_parquet`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with atomic_path(path, suffix=".parquet") as tmp:
+        with ThreadPoolExecutor(1, thread_name_prefix="parquet") as pool:
+            job = pool.submit(write_parquet, tmp, df, metadata=metadata)
+            try:
+                yield
+            finally:
+                err = job.exception()        # waits; the temp file is complete (or failed) from here
+        if err is not None:
+            raise err
+
+
 def parquet_metadata(path: str | os.PathLike) -> dict[str, str]:
     """A parquet file's key-value metadata (read from the footer only)."""
     import pyarrow.parquet as pq

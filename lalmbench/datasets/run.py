@@ -1,6 +1,7 @@
 """Rule entries for real datasets: run an adapter and write its tables; stamp an imported task."""
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import numpy as np
@@ -25,9 +26,14 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     events, collapsed = _clean_text(res.events[EVENT_COLUMNS])
     clips_src, clip_rows = _origin(res.clips, res.clips_file, f"{dataset} clips (from {cfg['adapter']})")
     events_src, event_rows = _origin(res.events, res.events_file, f"{dataset} events (from {cfg['adapter']})")
-    validate_clips(clips, clips_src, rows=clip_rows)
-    validate_events(events, events_src, clips["clip_id"], duplicates=str(params.get("duplicate_events", "error")),
-                    rows=event_rows)
+    duplicates = str(params.get("duplicate_events", "error"))
+    # tables that stay as validated (no consistency step after) carry the stamp that lets the task
+    # skip these checks, and are encoded while the checks run
+    checked = duplicates == "error" and not params.get("consistency")
+    with (io.parquet_written_meanwhile(events_path, events, metadata={VALIDATED_KEY: validated_stamp(clips, events)})
+          if checked else contextlib.nullcontext()):
+        validate_clips(clips, clips_src, rows=clip_rows)
+        validate_events(events, events_src, clips["clip_id"], duplicates=duplicates, rows=event_rows)
     stats = dict(res.stats, adapter=cfg["adapter"])
     if collapsed:
         stats["text_whitespace_collapsed"] = collapsed
@@ -47,9 +53,9 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     stats.update(clips_written=len(clips), events_written=len(events), items_written=len(items))
     log.info("%s: %d clips, %d events, %d items; dropped %s", dataset, len(clips), len(events), len(items),
              stats.get("dropped"))
-    checked = str(params.get("duplicate_events", "error")) == "error" and not params.get("consistency")
     io.write_parquet(clips_path, clips)
-    io.write_parquet(events_path, events, metadata={VALIDATED_KEY: validated_stamp(clips, events)} if checked else None)
+    if not checked:
+        io.write_parquet(events_path, events)
     io.write_jsonl(items_path, items)
     io.write_json(stats_path, stats)
     return stats
