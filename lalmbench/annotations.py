@@ -253,8 +253,10 @@ def fit_events_to_clips(events: pd.DataFrame, clips: pd.DataFrame) -> tuple[pd.D
     """Events confined to their clip's known duration: an event starting at or after the clip's end
     cannot be heard and is dropped; one that ends after it is cut at the end (the part a listener
     hears). Clips of unknown duration (NaN) are left alone. Returns (events, number dropped, number cut)."""
-    dur = pd.Series(pd.to_numeric(clips["duration_s"], errors="coerce").to_numpy(float),
-                    index=clips["clip_id"].astype(str).to_numpy())
+    dur_s = pd.to_numeric(clips["duration_s"], errors="coerce").to_numpy(float)
+    if not np.isfinite(dur_s).any():                            # no clip has a known duration
+        return events, 0, 0
+    dur = pd.Series(dur_s, index=clips["clip_id"].astype(str).to_numpy())
     codes, uniq = pd.factorize(events["clip_id"])               # look up the distinct ids only
     d_u = dur.reindex(pd.Index(np.asarray(uniq, dtype=object)).astype(str)).to_numpy(float)
     d = np.where(codes >= 0, np.r_[d_u, np.nan][codes], np.nan)

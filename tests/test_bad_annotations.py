@@ -151,3 +151,11 @@ def test_fit_events_to_clips_leaves_unknown_durations_alone():
     out, late, cut = fit_events_to_clips(events, clips)
     assert (late, cut) == (1, 1)
     assert out.to_dict("list") == {"clip_id": ["a", "b"], "onset_s": [50.0, 1.0], "offset_s": [60.0, 2.0]}
+
+
+def test_fit_events_to_clips_without_any_known_duration_keeps_every_event():
+    clips = pd.DataFrame({"clip_id": ["a", "b"], "duration_s": [np.nan, np.nan]})
+    events = pd.DataFrame({"clip_id": ["a", "b"], "onset_s": [50.0, 1.0], "offset_s": [60.0, 2.5]})
+    out, late, cut = fit_events_to_clips(events, clips)
+    assert (late, cut) == (0, 0)
+    assert out.to_dict("list") == {"clip_id": ["a", "b"], "onset_s": [50.0, 1.0], "offset_s": [60.0, 2.5]}

@@ -276,7 +276,7 @@ class ItemRows(SequenceABC):
                                self._question_at(i), options, self._ans_label_at(i), self._ans_text_at(i), refs,
                                self._make_meta(*[at(i) for at in self._meta_at]))
 
-    def json_lines(self, chunk: int = 4096):
+    def json_lines(self, chunk: int = 4096, threads: int = 2):
         """The items as JSON Lines, in byte chunks: exactly what ``orjson.dumps(item, OPT_SORT_KEYS |
         OPT_SERIALIZE_NUMPY)`` + newline gives for each item, written from the columns without making
         the item dicts: each column chunk is encoded by one orjson call where it holds only strings
@@ -300,24 +300,44 @@ class ItemRows(SequenceABC):
         parts[-1] += b"\n"
         literals = [pa.scalar(x, pa.binary()) for x in parts[::2]]
         slots = parts[1::2]
-        encoded: dict[int, pa.BinaryArray] = {}
-        for lo in range(0, n, chunk):
+        if not slots:
+            for lo in range(0, n, chunk):
+                yield parts[0] * (min(n, lo + chunk) - lo)
+            return
+        # each distinct value of a coded column encoded once, then picked per item by code
+        encoded = {id(c.values): None for c, kind in slots if kind == "coded"}
+        for c, kind in slots:
+            if kind == "coded" and encoded[id(c.values)] is None:
+                encoded[id(c.values)] = _encode_json(c.values)
+
+        def lines_of(lo: int) -> bytes:
             hi = min(n, lo + chunk)
-            if not slots:
-                yield parts[0] * (hi - lo)
-                continue
             args = [literals[0]]
             for (c, kind), lit in zip(slots, literals[1:]):
-                if kind == "coded":             # each distinct value encoded once, then picked by code
-                    if id(c.values) not in encoded:
-                        encoded[id(c.values)] = _encode_json(c.values)
-                    piece = encoded[id(c.values)].take(pa.array(c.codes[lo:hi]))
-                else:
-                    piece = _encode(c[lo:hi], kind)
+                piece = encoded[id(c.values)].take(pa.array(c.codes[lo:hi])) if kind == "coded" else \
+                    _encode(c[lo:hi], kind)
                 args += [piece, lit]
             lines = pc.binary_join_element_wise(*args, pa.scalar(b"", pa.binary()))
             offsets = np.frombuffer(lines.buffers()[1], np.int32)[lines.offset:lines.offset + len(lines) + 1]
-            yield lines.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
+            return lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pybytes()
+
+        starts = range(0, n, chunk)
+        if threads <= 1 or len(starts) <= 1:
+            yield from map(lines_of, starts)
+            return
+        # Arrow's kernels release the GIL: chunks are made by a few threads (a bounded window, in
+        # order) while the caller writes the previous ones
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads, thread_name_prefix="jsonl") as pool:
+            window: deque = deque()
+            for lo in starts:
+                window.append(pool.submit(lines_of, lo))
+                if len(window) > threads:
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
 
     def __getitem__(self, i):
         if isinstance(i, slice):
