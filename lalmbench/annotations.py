@@ -222,7 +222,7 @@ def validate_events(df: pd.DataFrame, path: str | os.PathLike, clip_ids: Iterabl
 VALIDATED_KEY = "lalmbench.validated"
 
 
-def validated_stamp(clips: pd.DataFrame, events: pd.DataFrame) -> str:
+def validated_stamp(clips: pd.DataFrame, events: pd.DataFrame) -> str | None:
     """What an events parquet carries (under ``VALIDATED_KEY``) when ``validate_clips`` and
     ``validate_events`` (duplicates an error) passed on exactly these tables: a summary of both
     that is cheap to recompute (row counts, columns, each number column's sum and NaN count, each
@@ -231,14 +231,21 @@ def validated_stamp(clips: pd.DataFrame, events: pd.DataFrame) -> str:
     re-written by anything else no longer matches and is checked in full."""
     import json
 
-    return json.dumps({"version": 1, "clips": _fingerprint(clips), "events": _fingerprint(events)}, sort_keys=True)
+    try:
+        return json.dumps({"version": 1, "clips": _fingerprint(clips, CLIP_COLUMNS),
+                           "events": _fingerprint(events, EVENT_COLUMNS)}, sort_keys=True)
+    except (TypeError, ValueError):        # a column that is neither numbers nor text: no stamp
+        return None
 
 
-def _fingerprint(df: pd.DataFrame) -> dict:
+def _fingerprint(df: pd.DataFrame, checked: tuple[str, ...]) -> dict:
+    """Row count, column names, and a summary of each column the validators look at."""
     import pyarrow.compute as pc
 
-    cols = {}
-    for c in df.columns:
+    cols: dict = {}
+    for c in checked:
+        if c not in df.columns:
+            continue
         s = df[c]
         if s.dtype.kind in "biuf":
             v = s.to_numpy(np.float64, na_value=np.nan)
@@ -246,7 +253,7 @@ def _fingerprint(df: pd.DataFrame) -> dict:
         else:
             arr = _arrow(s)
             cols[str(c)] = [int(pc.sum(pc.binary_length(arr)).as_py() or 0), arr.null_count]
-    return {"rows": len(df), "columns": cols}
+    return {"rows": len(df), "names": [str(c) for c in df.columns], "columns": cols}
 
 
 def fit_events_to_clips(events: pd.DataFrame, clips: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:

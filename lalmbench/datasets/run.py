@@ -30,7 +30,8 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     # tables that stay as validated (no consistency step after) carry the stamp that lets the task
     # skip these checks, and are encoded while the checks run
     checked = duplicates == "error" and not params.get("consistency")
-    with (io.parquet_written_meanwhile(events_path, events, metadata={VALIDATED_KEY: validated_stamp(clips, events)})
+    stamp = validated_stamp(clips, events) if checked else None
+    with (io.parquet_written_meanwhile(events_path, events, metadata={VALIDATED_KEY: stamp} if stamp else None)
           if checked else contextlib.nullcontext()):
         validate_clips(clips, clips_src, rows=clip_rows)
         validate_events(events, events_src, clips["clip_id"], duplicates=duplicates, rows=event_rows)

@@ -152,7 +152,26 @@ class Coded:
         return self.codes.shape
 
 
-def _column(v: Any) -> "list | np.ndarray | _Const | Coded":
+class Nullable:
+    """A column of floats with None where ``null`` (any shape, like the values): kept as numpy and
+    written by orjson from the buffer, NaN standing in for None (orjson writes both as null)."""
+
+    __slots__ = ("values", "null")
+
+    def __init__(self, values: np.ndarray, null: np.ndarray) -> None:
+        self.values = np.asarray(values, dtype=np.float64)
+        self.null = np.broadcast_to(np.asarray(null, dtype=bool), self.values.shape)
+
+    def __getitem__(self, key) -> "Nullable":
+        return Nullable(self.values[key], self.null[key])
+
+    def tolist(self) -> list:
+        out = np.asarray(self.values, dtype=object)
+        out[self.null] = None
+        return out.tolist()
+
+
+def _column(v: Any) -> "list | np.ndarray | _Const | Coded | Nullable":
     """A column as ItemRows keeps it: a contiguous numpy array for numbers and booleans (encoded by
     orjson straight from the buffer, no Python float per value), a list for anything else (strings,
     None mixed in), or a :class:`_Const` for a scalar."""
@@ -163,6 +182,8 @@ def _column(v: Any) -> "list | np.ndarray | _Const | Coded":
         return v.tolist()
     if isinstance(v, Coded):
         return Coded(v.values, np.ascontiguousarray(v.codes.reshape(-1)))
+    if isinstance(v, Nullable):
+        return Nullable(np.ascontiguousarray(v.values.reshape(-1)), np.ascontiguousarray(v.null.reshape(-1)))
     if isinstance(v, (list, tuple)):
         return list(v)
     return _Const(v)
@@ -206,7 +227,7 @@ def emit(*, ids: Sequence[str], task: str, dataset: str, clip_ids: Sequence[str]
         flat_text = opt_text.reshape(-1).tolist() if n else []
     flat_type = opt_type.reshape(-1).tolist() if isinstance(opt_type, np.ndarray) else _Const(opt_type)
     okeys = tuple(opt_meta or {})
-    ocols = [_column(opt_meta[key] if isinstance(opt_meta[key], Coded) else np.asarray(opt_meta[key]))
+    ocols = [_column(opt_meta[key] if isinstance(opt_meta[key], (Coded, Nullable)) else np.asarray(opt_meta[key]))
              for key in okeys]
     mkeys, mcols = _cols(meta, n)
     if gold_pos is not None:
@@ -390,6 +411,8 @@ def _template(value: bytes | dict | tuple | list, parts: list) -> None:
         parts += [(value, "array"), b""]
     elif isinstance(value, Coded):
         parts += [(value, "coded"), b""]
+    elif isinstance(value, Nullable):
+        parts += [(value, "nullable"), b""]
     elif isinstance(value, (dict, tuple)):
         keys = sorted(value) if isinstance(value, dict) else range(len(value))
         parts[-1] += b"{" if isinstance(value, dict) else b"["
@@ -441,6 +464,8 @@ def _encode(values: list, kind: str) -> "pa.BinaryArray":
         return split(_dump(values)[1:-1], b",")
     if kind == "array":                         # numbers or booleans straight from the numpy buffer
         return split(_dump(np.ascontiguousarray(values))[1:-1], b",")
+    if kind == "nullable":                      # NaN where null: orjson writes null for both
+        return split(_dump(np.where(values.null, np.nan, values.values))[1:-1], b",")
     if kind == "str_or_null":
         null = np.fromiter((v is None for v in values), bool, len(values))
         strs = [v for v in values if v is not None]
@@ -460,6 +485,9 @@ def _getter(c: "list | np.ndarray | _Const"):
     if isinstance(c, Coded):
         values, codes = c.values, c.codes
         return lambda i: values[codes.item(i)]
+    if isinstance(c, Nullable):
+        values, null = c.values, c.null
+        return lambda i: None if null[i] else values.item(i)
     return c.item if isinstance(c, np.ndarray) else c.__getitem__
 
 
@@ -467,7 +495,7 @@ def _every(c: "list | np.ndarray | _Const", j: int, k: int):
     """Option ``j`` of every item from a flat per-option column."""
     if isinstance(c, _Const):
         return c
-    return Coded(c.values, c.codes[j::k]) if isinstance(c, Coded) else c[j::k]
+    return Coded(c.values, c.codes[j::k]) if isinstance(c, Coded) else c[j::k]      # Nullable slices too
 
 
 _MAKERS: dict[tuple[str, ...], Any] = {}

@@ -524,8 +524,8 @@ def r4(x: np.ndarray, nd: int = 4) -> np.ndarray:
     return np.round(np.asarray(x, dtype=float), nd)
 
 
-def with_none(values: np.ndarray, missing: np.ndarray) -> np.ndarray:
-    """Object array of ``values`` with None where ``missing`` (JSON null instead of NaN)."""
-    out = np.asarray(values).astype(object)
-    out[missing] = None
-    return out
+def with_none(values: np.ndarray, missing: np.ndarray) -> "Nullable":
+    """An item column of float ``values`` with None where ``missing`` (JSON null instead of NaN)."""
+    from lalmbench.tasks.options import Nullable
+
+    return Nullable(values, missing)
