@@ -23,7 +23,7 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
                                        validated_stamp)
 
     clips = io.read_parquet(clips_path)
-    events = io.read_parquet(events_path)
+    events = io.read_parquet_with_copy(events_path, "caption", of="label")
     if {"label", "caption"} <= set(events.columns) and events["caption"].equals(events["label"]):
         events["caption"] = events["label"]      # captions that are the labels (TACoBeLAL): one copy, not two
     stamp = io.parquet_metadata(events_path).get(VALIDATED_KEY)
