@@ -254,9 +254,9 @@ def main(argv: list[str] | None = None) -> int:
             res = {w: child(w, csv, work / f"out_{w}") for w in order}
             rounds.append(res)
             b, o = res["baseline"], res["ours"]
-            print(f"round {r + 1}: baseline {b['wall_s']:6.2f} s ({b['items']:,} items, {b['rss_mb']:,.0f} MB)  "
-                  f"ours {o['wall_s']:6.2f} s ({o['items']:,} items, {o['rss_mb']:,.0f} MB)  "
-                  f"ratio {b['wall_s'] / o['wall_s']:.2f}x  load {os.getloadavg()[0]:.2f}")
+            print(f"round {r + 1}: baseline {b['wall_s']:6.2f} s, {b['cpu_s']:.2f} CPU s ({b['items']:,} items, "
+                  f"{b['rss_mb']:,.0f} MB)  ours {o['wall_s']:6.2f} s, {o['cpu_s']:.2f} CPU s ({o['items']:,} items, "
+                  f"{o['rss_mb']:,.0f} MB)  ratio {b['wall_s'] / o['wall_s']:.2f}x  load {os.getloadavg()[0]:.2f}")
         ratio = statistics.median(x["baseline"]["wall_s"] / x["ours"]["wall_s"] for x in rounds)
         ours_s = statistics.median(x["ours"]["wall_s"] for x in rounds)
         base_s = statistics.median(x["baseline"]["wall_s"] for x in rounds)

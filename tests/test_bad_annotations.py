@@ -151,3 +151,26 @@ def test_fit_events_to_clips_leaves_unknown_durations_alone():
     out, late, cut = fit_events_to_clips(events, clips)
     assert (late, cut) == (1, 1)
     assert out.to_dict("list") == {"clip_id": ["a", "b"], "onset_s": [50.0, 1.0], "offset_s": [60.0, 2.0]}
+
+
+def test_fit_events_to_clips_without_any_known_duration_keeps_every_event():
+    clips = pd.DataFrame({"clip_id": ["a", "b"], "duration_s": [np.nan, np.nan]})
+    events = pd.DataFrame({"clip_id": ["a", "b"], "onset_s": [50.0, 1.0], "offset_s": [60.0, 2.5]})
+    out, late, cut = fit_events_to_clips(events, clips)
+    assert (late, cut) == (0, 0)
+    assert out.to_dict("list") == {"clip_id": ["a", "b"], "onset_s": [50.0, 1.0], "offset_s": [60.0, 2.5]}
+
+
+def test_captions_stored_as_the_labels_are_read_once_and_others_as_stored(tmp_path):
+    from lalmbench.io import read_parquet, read_parquet_with_copy
+
+    same = pd.DataFrame({"clip_id": ["a", "b"], "label": ["dog barks", "cat"], "caption": ["dog barks", "cat"]})
+    same.to_parquet(tmp_path / "same.parquet")
+    got = read_parquet_with_copy(tmp_path / "same.parquet", "caption", of="label")
+    assert got.equals(read_parquet(tmp_path / "same.parquet")) and list(got.columns) == ["clip_id", "label", "caption"]
+    differ = same.assign(caption=["dog barks", "cats"])
+    differ.to_parquet(tmp_path / "differ.parquet")
+    assert read_parquet_with_copy(tmp_path / "differ.parquet", "caption", of="label")["caption"].tolist() == \
+        ["dog barks", "cats"]
+    same[["clip_id", "label"]].to_parquet(tmp_path / "none.parquet")
+    assert list(read_parquet_with_copy(tmp_path / "none.parquet", "caption", of="label").columns) == ["clip_id", "label"]

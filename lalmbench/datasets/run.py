@@ -1,14 +1,17 @@
 """Rule entries for real datasets: run an adapter and write its tables; stamp an imported task."""
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import numpy as np
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.annotations import collapse_whitespace_counted, validate_clips, validate_events
+from lalmbench.annotations import (VALIDATED_KEY, collapse_whitespace_counted, validate_clips, validate_events,
+                                   validated_stamp)
 from lalmbench.datasets import CLIP_COLUMNS, EVENT_COLUMNS, adapt
+from lalmbench.memory import use_system_pool
 
 log = logging.getLogger("lalmbench.datasets")
 
@@ -16,15 +19,22 @@ log = logging.getLogger("lalmbench.datasets")
 def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path: str, items_path: str,
                         stats_path: str) -> dict:
     """``cfg`` = {adapter, params} (the dataset's config). Writes all four outputs atomically."""
+    use_system_pool()
     params = dict(cfg.get("params") or {})
     res = adapt(cfg["adapter"], params, dataset=dataset)
     clips = res.clips[CLIP_COLUMNS]
     events, collapsed = _clean_text(res.events[EVENT_COLUMNS])
     clips_src, clip_rows = _origin(res.clips, res.clips_file, f"{dataset} clips (from {cfg['adapter']})")
     events_src, event_rows = _origin(res.events, res.events_file, f"{dataset} events (from {cfg['adapter']})")
-    validate_clips(clips, clips_src, rows=clip_rows)
-    validate_events(events, events_src, clips["clip_id"], duplicates=str(params.get("duplicate_events", "error")),
-                    rows=event_rows)
+    duplicates = str(params.get("duplicate_events", "error"))
+    # tables that stay as validated (no consistency step after) carry the stamp that lets the task
+    # skip these checks, and are encoded while the checks run
+    checked = duplicates == "error" and not params.get("consistency")
+    stamp = validated_stamp(clips, events) if checked else None
+    with (io.parquet_written_meanwhile(events_path, events, metadata={VALIDATED_KEY: stamp} if stamp else None)
+          if checked else contextlib.nullcontext()):
+        validate_clips(clips, clips_src, rows=clip_rows)
+        validate_events(events, events_src, clips["clip_id"], duplicates=duplicates, rows=event_rows)
     stats = dict(res.stats, adapter=cfg["adapter"])
     if collapsed:
         stats["text_whitespace_collapsed"] = collapsed
@@ -45,7 +55,8 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     log.info("%s: %d clips, %d events, %d items; dropped %s", dataset, len(clips), len(events), len(items),
              stats.get("dropped"))
     io.write_parquet(clips_path, clips)
-    io.write_parquet(events_path, events)
+    if not checked:
+        io.write_parquet(events_path, events)
     io.write_jsonl(items_path, items)
     io.write_json(stats_path, stats)
     return stats

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from lalmbench.tasks import register_family
-from lalmbench.tasks.options import arrange, build_stats, emit, gc_paused
+from lalmbench.tasks.options import Coded, arrange, build_stats, emit, gc_paused
 from lalmbench.tasks.prep import (check_params, draw_positions, item_ids, param, prepare_events, r4, cap_per_clip,
                                   with_none)
 
@@ -68,7 +68,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     sel_rng = np.random.default_rng(int(param(params, "sample_seed", 0)))
     pos_rng = np.random.default_rng(seed)
 
-    prep = prepare_events(events, clips, params, repeats="keep", min_events=2)
+    prep = prepare_events(events, clips, params, repeats="keep", min_events=2, norm_order=False)  # norm: equality only
     ev = prep.ev
     clip = ev["clip"]
     on, off = ev["onset"], ev["offset"]
@@ -130,20 +130,34 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     disp = np.take_along_axis(members, perm, axis=1)
     is_none = disp < 0
     d0 = np.maximum(disp, 0)
-    opt_text = np.where(is_none, none_text, prep.texts[ev["tcode"][d0]].astype(object))
+    # texts as codes into the distinct captions (+ the none text), so each is JSON-encoded once
+    texts = prep.texts.tolist()
+    n_t = len(texts)
+    lcode = ev["lcode"][d0]
+    if len(prep.labels) == n_t + 1 and np.array_equal(prep.labels[:-1], prep.texts):
+        values = texts + [none_text, None]          # the texts are the labels (TACoBeLAL): one list
+        lcode = np.where(is_none | (lcode < 0), n_t + 1, lcode)
+    else:                                           # labels after the texts; the last label is None
+        values = texts + [none_text] + prep.labels.tolist()
+        lcode = np.where(is_none | (lcode < 0), len(values) - 1, n_t + 1 + lcode)
+    opt_text = Coded(values, np.where(is_none, n_t, ev["tcode"][d0]))
     opt_type = np.where(is_none, "none", "event").astype(object)
-    base_text = prep.texts[ev["tcode"][base]].tolist()
+    base_code = ev["tcode"][base]
+    # one question per distinct base text
+    q_codes, q_of = np.unique(base_code, return_inverse=True)
+    questions = Coded([question.format(text=texts[c]) for c in q_codes.tolist()], q_of.reshape(-1))
     jn = np.maximum(b_next, 0)
     clip_codes = clip[base]
     items = emit(
         ids=item_ids(prep, clip_codes, task), task=task, dataset=dataset,
         clip_ids=prep.clip_ids[clip_codes].tolist(), audio_paths=prep.audio_paths[clip_codes].tolist(),
-        questions=[question.format(text=t) for t in base_text], opt_text=opt_text, opt_type=opt_type,
+        questions=questions, opt_text=opt_text, opt_type=opt_type,
         gold_pos=gold_pos,
         opt_meta={"onset_s": with_none(r4(on[d0], 6), is_none), "offset_s": with_none(r4(off[d0], 6), is_none),
-                  "label": with_none(prep.labels[ev["lcode"][d0]], is_none)},
+                  "label": Coded(values, lcode)},
         meta={"family": "next", "n_options": k, "answer_type": np.where(has_next, "event", "none").astype(object),
-              "base_text": base_text, "base_onset_s": r4(on[base], 6), "base_offset_s": r4(off[base], 6),
+              "base_text": Coded(values, base_code), "base_onset_s": r4(on[base], 6),
+              "base_offset_s": r4(off[base], 6),
               "gap_s": with_none(r4(on[jn] - on[base]), ~has_next),
               "overlap": has_next & (on[jn] < off[base]),
               "duration_ratio": with_none(r4((off[jn] - on[jn]) / np.maximum(off[base] - on[base], 1e-9)), ~has_next),

@@ -61,6 +61,24 @@ def build_stats(*, rows_read: int, dropped: dict[str, int], items: Sequence[dict
     return stats
 
 
+def import_in_background(*modules: str) -> None:
+    """Start importing ``modules`` in a daemon thread: a rule entry calls it for the ones it needs
+    only at the end (scipy.special for :func:`_chi`, ~0.3 s of imports), so that the import runs
+    while the main thread waits on parquet reads and numpy/Arrow kernels that release the GIL. A
+    later ``import`` of the same module waits for it (Python's per-module import lock)."""
+    import importlib
+    import threading
+
+    def run() -> None:
+        for m in modules:
+            try:
+                importlib.import_module(m)
+            except ImportError:               # the main thread's own import reports it
+                pass
+
+    threading.Thread(target=run, name="import-ahead", daemon=True).start()
+
+
 def _chi(obs: list[int], n: int) -> dict[str, dict]:
     """Pearson's chi-square against uniform, as ``scipy.stats.chisquare`` computes it (same statistic,
     p = ``scipy.special.chdtrc``), without importing scipy.stats (seconds of a build's run time)."""
@@ -98,21 +116,77 @@ def labels_for(k: int) -> list[str]:
 __all__ = ["arrange", "build_stats", "emit", "gc_paused", "ItemRows", "labels_for", "LABELS"]
 
 
-def _cols(d: dict[str, Any] | None, n: int) -> tuple[list[str], list[list]]:
-    """Dict of per-item (or per-item-per-option) arrays -> keys and JSON-native column lists."""
+def _cols(d: dict[str, Any] | None, n: int) -> tuple[list[str], list]:
+    """Dict of per-item (or per-item-per-option) values -> keys and columns (see :func:`_column`)."""
     if not d:
         return [], []
-    keys = list(d)
-    cols = []
-    for k in keys:
-        v = d[k]
-        if isinstance(v, np.ndarray):
-            cols.append(v.tolist())
-        elif isinstance(v, (list, tuple)):
-            cols.append(list(v))
-        else:
-            cols.append([v] * n)
-    return keys, cols
+    return list(d), [_column(v) for v in d.values()]
+
+
+class _Const:
+    """A column holding the same value for every item (a family name, a parameter): written as one
+    literal instead of being encoded per item."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class Coded:
+    """A column of values drawn from a few (or a few hundred thousand) distinct ones: ``values``
+    (a list) indexed by integer ``codes`` of any shape. A family passes its option texts this way
+    (codes into the events' distinct captions), so each distinct text is JSON-encoded once, not
+    once per option it appears in."""
+
+    __slots__ = ("values", "codes")
+
+    def __init__(self, values: Sequence, codes: np.ndarray) -> None:
+        self.values = values if isinstance(values, list) else list(values)
+        self.codes = np.asarray(codes, dtype=np.int64)
+        if self.codes.size and (self.codes.min() < 0 or self.codes.max() >= len(self.values)):
+            raise ValueError(f"codes must index the {len(self.values)} values")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.codes.shape
+
+
+class Nullable:
+    """A column of floats with None where ``null`` (any shape, like the values): kept as numpy and
+    written by orjson from the buffer, NaN standing in for None (orjson writes both as null)."""
+
+    __slots__ = ("values", "null")
+
+    def __init__(self, values: np.ndarray, null: np.ndarray) -> None:
+        self.values = np.asarray(values, dtype=np.float64)
+        self.null = np.broadcast_to(np.asarray(null, dtype=bool), self.values.shape)
+
+    def __getitem__(self, key) -> "Nullable":
+        return Nullable(self.values[key], self.null[key])
+
+    def tolist(self) -> list:
+        out = np.asarray(self.values, dtype=object)
+        out[self.null] = None
+        return out.tolist()
+
+
+def _column(v: Any) -> "list | np.ndarray | _Const | Coded | Nullable":
+    """A column as ItemRows keeps it: a contiguous numpy array for numbers and booleans (encoded by
+    orjson straight from the buffer, no Python float per value), a list for anything else (strings,
+    None mixed in), or a :class:`_Const` for a scalar."""
+    if isinstance(v, np.ndarray):
+        v = v.reshape(-1)
+        if (v.dtype.kind in "biu" or v.dtype == np.float64) and v.dtype.isnative:    # float32 would print shorter
+            return np.ascontiguousarray(v)
+        return v.tolist()
+    if isinstance(v, Coded):
+        return Coded(v.values, np.ascontiguousarray(v.codes.reshape(-1)))
+    if isinstance(v, Nullable):
+        return Nullable(np.ascontiguousarray(v.values.reshape(-1)), np.ascontiguousarray(v.null.reshape(-1)))
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    return _Const(v)
 
 
 def gc_paused(fn):
@@ -147,20 +221,27 @@ def emit(*, ids: Sequence[str], task: str, dataset: str, clip_ids: Sequence[str]
     n = len(ids)
     k = opt_text.shape[1] if n else 0
     labels = option_labels(k) if k else []
-    flat_text = opt_text.reshape(-1).tolist() if n else []
-    flat_type = opt_type.reshape(-1).tolist() if isinstance(opt_type, np.ndarray) else [opt_type] * (n * k)
+    if isinstance(opt_text, Coded):
+        flat_text = Coded(opt_text.values, opt_text.codes.reshape(-1))
+    else:
+        flat_text = opt_text.reshape(-1).tolist() if n else []
+    flat_type = opt_type.reshape(-1).tolist() if isinstance(opt_type, np.ndarray) else _Const(opt_type)
     okeys = tuple(opt_meta or {})
-    ocols = [np.asarray(opt_meta[key]).reshape(-1).tolist() for key in okeys]
+    ocols = [_column(opt_meta[key] if isinstance(opt_meta[key], (Coded, Nullable)) else np.asarray(opt_meta[key]))
+             for key in okeys]
     mkeys, mcols = _cols(meta, n)
     if gold_pos is not None:
-        gp = gold_pos.tolist()
-        ans_label = [labels[g] for g in gp]
-        ans_text = [flat_text[i * k + g] for i, g in enumerate(gp)]
+        gold_pos = np.asarray(gold_pos, dtype=np.int64)
+        ans_label = Coded(labels, gold_pos)
+        if isinstance(flat_text, Coded):
+            ans_text = Coded(flat_text.values, flat_text.codes[np.arange(n) * k + gold_pos])
+        else:
+            ans_text = [flat_text[i * k + g] for i, g in enumerate(gold_pos.tolist())]
     else:
-        ans_label = ans_text = [None] * n
+        ans_label = ans_text = _Const(None)
     return ItemRows(n=n, k=k, task=task, dataset=dataset, ids=list(ids), clip_ids=list(clip_ids),
                     audio_paths=list(audio_paths),
-                    questions=[questions] * n if isinstance(questions, str) else list(questions),
+                    questions=_Const(questions) if isinstance(questions, str) else _column(questions),
                     labels=labels, flat_text=flat_text, flat_type=flat_type, okeys=okeys, ocols=ocols,
                     mkeys=tuple(mkeys), mcols=mcols, ans_label=ans_label, ans_text=ans_text,
                     references=[list(r) for r in references] if references is not None else None)
@@ -193,6 +274,11 @@ class ItemRows(SequenceABC):
         self._make_meta = _dict_maker(mkeys)
         self._make_option = _dict_maker(("label", "text", "type", "meta"))
         self._make_item = _dict_maker(ITEM_KEYS)
+        self._type_at = _getter(flat_type)
+        self._text_at, self._question_at = _getter(flat_text), _getter(questions)
+        self._ans_label_at, self._ans_text_at = _getter(ans_label), _getter(ans_text)
+        self._ometa_at = [_getter(c) for c in ocols]
+        self._meta_at = [_getter(c) for c in mcols]
 
     def __len__(self) -> int:
         return self._n
@@ -204,22 +290,23 @@ class ItemRows(SequenceABC):
 
     def _item(self, i: int) -> dict:
         k, lo = self._k, i * self._k
-        options = [self._make_option(self._labels[j], self._flat_text[lo + j], self._flat_type[lo + j],
-                                     self._make_ometa(*[c[lo + j] for c in self._ocols])) for j in range(k)]
+        options = [self._make_option(self._labels[j], self._text_at(lo + j), self._type_at(lo + j),
+                                     self._make_ometa(*[at(lo + j) for at in self._ometa_at])) for j in range(k)]
         refs = list(self._references[i]) if self._references is not None else []
         return self._make_item(self._ids[i], self._task, self._dataset, self._clip_ids[i], self._audio_paths[i],
-                               self._questions[i], options, self._ans_label[i], self._ans_text[i], refs,
-                               self._make_meta(*[c[i] for c in self._mcols]))
+                               self._question_at(i), options, self._ans_label_at(i), self._ans_text_at(i), refs,
+                               self._make_meta(*[at(i) for at in self._meta_at]))
 
-    def json_lines(self, chunk: int = 4096):
+    def json_lines(self, chunk: int = 4096, threads: int = 2):
         """The items as JSON Lines, in byte chunks: exactly what ``orjson.dumps(item, OPT_SORT_KEYS |
         OPT_SERIALIZE_NUMPY)`` + newline gives for each item, written from the columns without making
         the item dicts: each column chunk is encoded by one orjson call where it holds only strings
         or only numbers, split into values and joined with the item's literal JSON between them by
         Arrow's C++ kernels (a third less time than the dicts on 10^5 items)."""
         k, n = self._k, self._n
-        options = tuple({"label": _dump(self._labels[j]), "text": self._flat_text[j::k],
-                         "type": self._flat_type[j::k], "meta": {key: c[j::k] for key, c in zip(self._okeys, self._ocols)}}
+        options = tuple({"label": _dump(self._labels[j]), "text": _every(self._flat_text, j, k),
+                         "type": _every(self._flat_type, j, k),
+                         "meta": {key: _every(c, j, k) for key, c in zip(self._okeys, self._ocols)}}
                         for j in range(k))
         item = {"answer_label": self._ans_label, "answer_text": self._ans_text, "audio_path": self._audio_paths,
                 "clip_id": self._clip_ids, "dataset": _dump(self._dataset), "id": self._ids,
@@ -234,17 +321,44 @@ class ItemRows(SequenceABC):
         parts[-1] += b"\n"
         literals = [pa.scalar(x, pa.binary()) for x in parts[::2]]
         slots = parts[1::2]
-        for lo in range(0, n, chunk):
+        if not slots:
+            for lo in range(0, n, chunk):
+                yield parts[0] * (min(n, lo + chunk) - lo)
+            return
+        # each distinct value of a coded column encoded once, then picked per item by code
+        encoded = {id(c.values): None for c, kind in slots if kind == "coded"}
+        for c, kind in slots:
+            if kind == "coded" and encoded[id(c.values)] is None:
+                encoded[id(c.values)] = _encode_json(c.values)
+
+        def lines_of(lo: int) -> bytes:
             hi = min(n, lo + chunk)
-            if not slots:
-                yield parts[0] * (hi - lo)
-                continue
             args = [literals[0]]
             for (c, kind), lit in zip(slots, literals[1:]):
-                args += [_encode(c[lo:hi], kind), lit]
+                piece = encoded[id(c.values)].take(pa.array(c.codes[lo:hi])) if kind == "coded" else \
+                    _encode(c[lo:hi], kind)
+                args += [piece, lit]
             lines = pc.binary_join_element_wise(*args, pa.scalar(b"", pa.binary()))
             offsets = np.frombuffer(lines.buffers()[1], np.int32)[lines.offset:lines.offset + len(lines) + 1]
-            yield lines.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
+            return lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pybytes()
+
+        starts = range(0, n, chunk)
+        if threads <= 1 or len(starts) <= 1:
+            yield from map(lines_of, starts)
+            return
+        # Arrow's kernels release the GIL: chunks are made by a few threads (a bounded window, in
+        # order) while the caller writes the previous ones
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads, thread_name_prefix="jsonl") as pool:
+            window: deque = deque()
+            for lo in starts:
+                window.append(pool.submit(lines_of, lo))
+                if len(window) > threads:
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -291,6 +405,14 @@ def _template(value: bytes | dict | tuple | list, parts: list) -> None:
     literal, or the value itself when every item holds the same scalar (a family name, a parameter)."""
     if isinstance(value, bytes):
         parts[-1] += value
+    elif isinstance(value, _Const):
+        parts[-1] += _dump(value.value)
+    elif isinstance(value, np.ndarray):
+        parts += [(value, "array"), b""]
+    elif isinstance(value, Coded):
+        parts += [(value, "coded"), b""]
+    elif isinstance(value, Nullable):
+        parts += [(value, "nullable"), b""]
     elif isinstance(value, (dict, tuple)):
         keys = sorted(value) if isinstance(value, dict) else range(len(value))
         parts[-1] += b"{" if isinstance(value, dict) else b"["
@@ -303,11 +425,26 @@ def _template(value: bytes | dict | tuple | list, parts: list) -> None:
         if len(types) == 1 and types <= _CONSTANTS and value.count(value[0]) == len(value):
             parts[-1] += _dump(value[0])
             return
-        kind = "str" if types == {str} else "number" if types <= _NUMBERS else \
-            "str_or_null" if types <= {str, type(None)} else "any"
+        kind = _kind(types)
         quote = b'"' if kind == "str" else b""        # a string column's pieces come without their quotes
         parts[-1] += quote
         parts += [(value, kind), quote]
+
+
+def _kind(types: set) -> str:
+    """How a list holding values of these types is encoded (see :func:`_encode`)."""
+    return "str" if types == {str} else "number" if types <= _NUMBERS else \
+        "str_or_null" if types <= {str, type(None)} else "any"
+
+
+def _encode_json(values: list) -> "pa.BinaryArray":
+    """Each value's complete JSON (strings with their quotes), as an Arrow binary array."""
+    import pyarrow.compute as pc
+
+    kind = _kind(set(map(type, values)))
+    if kind == "str":
+        return pc.binary_join_element_wise(b'"', _encode(values, kind), b'"', b"")
+    return _encode(values, kind)
 
 
 def _encode(values: list, kind: str) -> "pa.BinaryArray":
@@ -325,6 +462,10 @@ def _encode(values: list, kind: str) -> "pa.BinaryArray":
         return split(_dump(values)[2:-2], b'","')
     if kind == "number":
         return split(_dump(values)[1:-1], b",")
+    if kind == "array":                         # numbers or booleans straight from the numpy buffer
+        return split(_dump(np.ascontiguousarray(values))[1:-1], b",")
+    if kind == "nullable":                      # NaN where null: orjson writes null for both
+        return split(_dump(np.where(values.null, np.nan, values.values))[1:-1], b",")
     if kind == "str_or_null":
         null = np.fromiter((v is None for v in values), bool, len(values))
         strs = [v for v in values if v is not None]
@@ -334,6 +475,28 @@ def _encode(values: list, kind: str) -> "pa.BinaryArray":
         taken = quoted.take(pa.array(np.maximum(np.cumsum(~null) - 1, 0)))
         return pc.if_else(pa.array(null), pa.scalar(b"null", pa.binary()), taken)
     return pa.array([_dump(v) for v in values], pa.binary())
+
+def _getter(c: "list | np.ndarray | _Const"):
+    """Index -> the column's value there as Python gives it (a numpy column's values as Python
+    numbers, as ``tolist`` would)."""
+    if isinstance(c, _Const):
+        v = c.value
+        return lambda i: v
+    if isinstance(c, Coded):
+        values, codes = c.values, c.codes
+        return lambda i: values[codes.item(i)]
+    if isinstance(c, Nullable):
+        values, null = c.values, c.null
+        return lambda i: None if null[i] else values.item(i)
+    return c.item if isinstance(c, np.ndarray) else c.__getitem__
+
+
+def _every(c: "list | np.ndarray | _Const", j: int, k: int):
+    """Option ``j`` of every item from a flat per-option column."""
+    if isinstance(c, _Const):
+        return c
+    return Coded(c.values, c.codes[j::k]) if isinstance(c, Coded) else c[j::k]      # Nullable slices too
+
 
 _MAKERS: dict[tuple[str, ...], Any] = {}
 

@@ -6,10 +6,10 @@ import logging
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.memory import release_freed
+from lalmbench.memory import release_freed, use_system_pool
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import write_items
-from lalmbench.tasks.options import ItemRows
+from lalmbench.tasks.options import ItemRows, import_in_background
 
 log = logging.getLogger("lalmbench.tasks")
 
@@ -17,14 +17,19 @@ log = logging.getLogger("lalmbench.tasks")
 def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, events_path: str,
                      items_path: str, stats_path: str) -> None:
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
-    from lalmbench.annotations import fit_events_to_clips, validate_clips, validate_events
+    use_system_pool()
+    import_in_background("scipy.special")          # for the stats' chi-square p-value, at the end
+    from lalmbench.annotations import (VALIDATED_KEY, fit_events_to_clips, validate_clips, validate_events,
+                                       validated_stamp)
 
     clips = io.read_parquet(clips_path)
-    events = io.read_parquet(events_path)
+    events = io.read_parquet_with_copy(events_path, "caption", of="label")
     if {"label", "caption"} <= set(events.columns) and events["caption"].equals(events["label"]):
         events["caption"] = events["label"]      # captions that are the labels (TACoBeLAL): one copy, not two
-    validate_clips(clips, clips_path)
-    validate_events(events, events_path, clips["clip_id"])
+    stamp = io.parquet_metadata(events_path).get(VALIDATED_KEY)
+    if stamp is None or stamp != validated_stamp(clips, events):    # not checked by the step that wrote them
+        validate_clips(clips, clips_path)
+        validate_events(events, events_path, clips["clip_id"])
     rows_read = len(events)
     events, late, cut = fit_events_to_clips(events, clips)
     release_freed()                  # the parquet read's and the checks' Arrow buffers, before the items

@@ -249,6 +249,22 @@ def test_tacobelal_bad_row_named(tmp_path):
     assert res.stats["dropped"] == {"event:invalid_time": 1} and len(res.events) == 13
 
 
+def test_tacobelal_caption_failing_the_checks_leaves_no_tables(tmp_path):
+    """The events parquet is encoded while the tables are checked; a failed check leaves no file."""
+    root = _tacobelal_root(tmp_path)
+    text = (DATA / "tacobelal" / "annotations_strong.csv").read_text().splitlines()
+    fn, caption, rest = text[2].split(",", 2)
+    text[2] = f"{fn},{caption[:4]}\x01{caption[4:]},{rest}"      # a control character in data row 2
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(text) + "\n")
+    out = tmp_path / "data"
+    with pytest.raises(InputError, match=r"bad.csv: row 2: label contains control character U\+0001"):
+        adapt_dataset_files({"adapter": "tacobelal", "params": {"annotations": str(bad), "audio_root": str(root)}},
+                            dataset="tb", clips_path=str(out / "clips.parquet"), events_path=str(out / "events.parquet"),
+                            items_path=str(out / "items.jsonl"), stats_path=str(out / "stats.json"))
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
 def test_audioset_audio_pattern_fields(tmp_path):
     root = tmp_path / "desed"
     _touch_audio(root, ["YYxlGt805lTA_30.000_40.000.wav", "Y-BHwNbGCZWs_0.000_10.000.wav"])

@@ -31,3 +31,22 @@ def test_awkward_values_are_written_as_orjson_writes_them(tmp_path):
     assert (tmp_path / "i.jsonl").read_bytes() == _per_item(items)
     assert b"".join(items.json_lines(chunk=2)) == _per_item(items)
 
+
+
+def test_coded_texts_are_written_as_the_texts_they_index(tmp_path):
+    from lalmbench.tasks.options import Coded, Nullable
+
+    values = ['say "hi", then \\ leave', "é 日本", '","', None, "none of these"]
+    items = emit(ids=["a", "b"], task="t", dataset="d", clip_ids=["c1", "c2"], audio_paths=["p/1.wav", "p/2.wav"],
+                 questions=Coded(["q1?", 'q "2"?'], np.array([1, 0])),
+                 opt_text=Coded(values, np.array([[0, 4, 2], [1, 2, 4]])), opt_type="event",
+                 gold_pos=np.array([2, 0]), opt_meta={"label": Coded(values, np.array([[3, 0, 1], [3, 3, 2]])),
+                                                      "onset_s": Nullable(np.array([[0.1, np.nan, 3.0], [1e17, -0.0, 2]]),
+                                                                          np.array([[0, 0, 1], [1, 0, 0]]))},
+                 meta={"base": Coded(values, np.array([2, 1])), "gap": Nullable(np.array([1.5, 2.5]), np.array([1, 0]))})
+    assert items[0]["question"] == 'q "2"?' and items[0]["answer_text"] == '","'
+    assert [o["meta"]["label"] for o in items[1]["options"]] == [None, None, '","']
+    assert [o["meta"]["onset_s"] for o in items[1]["options"]] == [None, -0.0, 2.0]
+    assert (items[0]["meta"]["gap"], items[1]["meta"]["gap"]) == (None, 2.5)
+    write_items(tmp_path / "i.jsonl", items)
+    assert (tmp_path / "i.jsonl").read_bytes() == _per_item(items)

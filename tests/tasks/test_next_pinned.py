@@ -54,6 +54,30 @@ def test_adapter_and_next_give_the_pinned_items(tmp_path):
         assert got == want, got["id"]
 
 
+def test_a_stamped_events_table_edited_afterwards_is_checked_again(tmp_path):
+    """The adapter stamps the tables it validated, so the task skips the checks it made; a table
+    changed after that (here by pyarrow, which keeps the stamp) is validated in full again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pytest
+
+    from lalmbench.annotations import VALIDATED_KEY, validated_stamp
+    from lalmbench.io import InputError, parquet_metadata, read_parquet
+
+    build(tmp_path)
+    stamp = parquet_metadata(tmp_path / "events.parquet")[VALIDATED_KEY]
+    assert stamp == validated_stamp(read_parquet(tmp_path / "clips.parquet"), read_parquet(tmp_path / "events.parquet"))
+    table = pq.read_table(tmp_path / "events.parquet")
+    onset = table["onset_s"].to_numpy().copy()
+    onset[4] = -1.0
+    pq.write_table(table.set_column(1, "onset_s", pa.array(onset)), tmp_path / "events.parquet")
+    assert VALIDATED_KEY in parquet_metadata(tmp_path / "events.parquet")
+    with pytest.raises(InputError, match=r"events.parquet: row 5: onset_s is negative"):
+        build_task_files({"task": {"family": "next", "params": PARAMS}, "seed": 3}, dataset="pinned", task="next",
+                         clips_path=str(tmp_path / "clips.parquet"), events_path=str(tmp_path / "events.parquet"),
+                         items_path=str(tmp_path / "next.jsonl"), stats_path=str(tmp_path / "next.stats.json"))
+
+
 if __name__ == "__main__":                     # regenerate the pin (see the module docstring)
     import tempfile
 
