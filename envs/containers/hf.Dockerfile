@@ -6,13 +6,14 @@
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
 #   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
-# Pins (envs/hf/requirements.txt, sha256 ed24340a6d90fda665506f9e00eaa45bb3548120daf1a2e03c7cd04537d47878):
+# Pins (envs/hf/requirements.txt, sha256 7eab3427ef5418874d9c2b6ecf2d4c370066201d19f170cd976340313ddc8c76):
 #   torch==2.14.1
 #   torchvision==0.29.1
 #   transformers==5.23.0
 #   tokenizers==0.23.3
 #   accelerate==1.15.0
 #   safetensors==0.8.0
+#   gguf==0.19.0
 #   huggingface-hub==2.4.0
 #   mistral-common[audio]==1.13.1
 #   timm==1.0.31
@@ -29,7 +30,7 @@
 #   mlflow-skinny==3.17.2
 FROM python:3.11-slim
 LABEL lalmbench.env="hf" \
-      lalmbench.requirements.sha256="ed24340a6d90fda665506f9e00eaa45bb3548120daf1a2e03c7cd04537d47878"
+      lalmbench.requirements.sha256="7eab3427ef5418874d9c2b6ecf2d4c370066201d19f170cd976340313ddc8c76"
 ENV PYTHONUNBUFFERED=1
 COPY hf/requirements.txt /opt/lalmbench/requirements.txt
 RUN apt-get update \

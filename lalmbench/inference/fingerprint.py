@@ -21,8 +21,16 @@ PROVISIONING_KEYS = frozenset({"resources", "batch_size", "conditions", "prompts
 
 
 def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
-    """Hash of the prediction-relevant part of a model entry (equal entries -> equal hash anywhere)."""
-    return config_hash({k: v for k, v in model_cfg.items() if k not in PROVISIONING_KEYS})
+    """Hash of the prediction-relevant part of a model entry (equal entries -> equal hash anywhere).
+
+    A model lalmbench fetches itself (``model_id: lalmbench:offline-llm``) adds the sha256 its file is
+    pinned to, so re-pinning it to other weights regenerates its predictions."""
+    from lalmbench.models import offline_llm
+
+    relevant = {k: v for k, v in model_cfg.items() if k not in PROVISIONING_KEYS}
+    if model_cfg.get("model_id") == offline_llm.MODEL_ID:
+        relevant["pinned_sha256"] = offline_llm.GGUF_SHA256
+    return config_hash(relevant)
 
 
 def file_digest(path: str | Path) -> str:

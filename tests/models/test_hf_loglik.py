@@ -86,3 +86,16 @@ def test_no_audio_and_targets(scorer, text_lm_dir):
 def test_item_without_options_is_an_item_error(scorer):
     out = scorer.generate([it(tiny.tone(1.0), options=[]), it(tiny.tone(1.0))])
     assert "needs options" in out[0].error and out[1].error is None
+
+
+@pytest.mark.parametrize("family", ["qwen2_audio", "text"])
+def test_single_token_labels_are_scored_from_one_pass_over_the_prompt(family, qwen2_audio_dir, text_lm_dir):
+    ckpt, audio = (qwen2_audio_dir, tiny.tone(2.0)) if family == "qwen2_audio" else (text_lm_dir, None)
+    model = load_model("ll", {"backend": "hf", "model_id": str(ckpt), "family": family, "scoring": "loglik",
+                              "loglik_target": "label"})
+    out = model.generate([it(audio)])[0]
+    scores = out.extra["options"]
+    assert [scores[o["label"]]["n_tokens"] for o in OPTIONS] == [1, 1, 1]
+    for opt in OPTIONS:
+        assert scores[opt["label"]]["sum"] == pytest.approx(manual_sum(model, it(audio), opt["label"]), abs=1e-3)
+    assert out.raw_output == max(scores, key=lambda lab: scores[lab]["mean"])

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Model, ModelInput, ModelOutput, register_backend
+from ..offline_llm import resolve_model_id
 from .families import Family, family_for_model_type, get_family
 from .generation import count_new_tokens, eos_ids, resolve_generation_config
 from .loading import ModelLoadError, call_from_pretrained, check_loading_info
@@ -51,9 +52,14 @@ class HFModel(Model):
         self.torch = torch
         self.settings = s = HFSettings.from_cfg(name, cfg)
         self.batch_size = s.batch_size
-        self.family: Family = get_family(s.family) if s.family else self._infer_family()
-        self.processor = self.family.load_processor(s.processor_id or s.model_id,
-                                                    None if s.processor_id else s.revision, s.trust_remote_code)
+        # where the weights are: model_id, or the verified local directory of a model lalmbench fetches itself
+        self.source = resolve_model_id(s.model_id)
+        # a GGUF holds a plain causal LM (transformers reads no processor from it): the text family
+        self.family: Family = get_family(s.family or "text") if s.family or s.gguf_file else self._infer_family()
+        gguf = {"gguf_file": s.gguf_file} if s.gguf_file and not s.processor_id else {}
+        self.processor = self.family.load_processor(s.processor_id or self.source,
+                                                    None if s.processor_id else s.revision, s.trust_remote_code,
+                                                    **gguf)
         self.tokenizer = self.family.tokenizer(self.processor)
         self.model = self._load_model()
         self.generation_config, self.effective_generation = resolve_generation_config(
@@ -69,7 +75,7 @@ class HFModel(Model):
         from transformers import AutoConfig
 
         s = self.settings
-        conf = call_from_pretrained(f"model {self.name!r} config", AutoConfig.from_pretrained, s.model_id,
+        conf = call_from_pretrained(f"model {self.name!r} config", AutoConfig.from_pretrained, self.source,
                                     s.revision, trust_remote_code=s.trust_remote_code)
         try:
             return family_for_model_type(conf.model_type)
@@ -84,18 +90,20 @@ class HFModel(Model):
                                       trust_remote_code=s.trust_remote_code, output_loading_info=True)
         if s.attn_implementation:
             kwargs["attn_implementation"] = s.attn_implementation
+        if s.gguf_file:
+            kwargs["gguf_file"] = s.gguf_file
         device_map = s.device_map if s.device_map is not None else ("auto" if torch.cuda.is_available() else None)
         if device_map:
             kwargs["device_map"] = device_map
-        model, info = call_from_pretrained(f"model {self.name!r} weights", self.family.model_loader(), s.model_id,
+        model, info = call_from_pretrained(f"model {self.name!r} weights", self.family.model_loader(), self.source,
                                            s.revision, **kwargs)
-        check_loading_info(f"model {self.name!r}", s.model_id, info)
+        check_loading_info(f"model {self.name!r}", self.source, info)
         return model.eval()
 
     def provenance(self) -> dict[str, Any]:
         """What a reader needs to reproduce a prediction besides model_id/revision."""
         vers = {}
-        for pkg in ("transformers", "torch", "tokenizers", "accelerate"):
+        for pkg in ("transformers", "torch", "tokenizers", "accelerate") + (("gguf",) if self.settings.gguf_file else ()):
             try:
                 vers[pkg] = importlib.metadata.version(pkg)
             except importlib.metadata.PackageNotFoundError:
@@ -103,7 +111,8 @@ class HFModel(Model):
         return {"family": self.family.name, "model_class": type(self.model).__name__,
                 "dtype": str(self.model.dtype).replace("torch.", ""), "device": str(self.model.device),
                 "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
-                "scoring": self.settings.scoring, "generation": self.effective_generation, "versions": vers}
+                "scoring": self.settings.scoring, "generation": self.effective_generation, "versions": vers,
+                **({"gguf_file": self.settings.gguf_file} if self.settings.gguf_file else {})}
 
     # ------------------------------------------------------------------ inference
     def prepare(self, item: ModelInput) -> ModelInput:

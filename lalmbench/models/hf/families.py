@@ -34,7 +34,7 @@ class Family:
     max_audio_s: float | None = None
 
     # ---------------------------------------------------------------- loading
-    def load_processor(self, source: str, revision: str | None, trust_remote_code: bool) -> Any:
+    def load_processor(self, source: str, revision: str | None, trust_remote_code: bool, **kwargs: Any) -> Any:
         from transformers import AutoProcessor
 
         from .loading import ModelLoadError, call_from_pretrained
@@ -45,7 +45,7 @@ class Family:
                 f"family {self.name!r}: its processor/model needs {', '.join(missing)}, which this environment "
                 f"lacks (even for audio-only prompts). Run this model in the 'hf' env (envs/hf/requirements.txt).")
         return call_from_pretrained(f"{self.name} processor", AutoProcessor.from_pretrained, source, revision,
-                                    trust_remote_code=trust_remote_code)
+                                    trust_remote_code=trust_remote_code, **kwargs)
 
     def model_loader(self):
         import transformers
@@ -104,13 +104,14 @@ class Family:
 class TextFamily(Family):
     """Any causal LM through its tokenizer: the text-only baseline (no-audio condition only)."""
 
-    def load_processor(self, source: str, revision: str | None, trust_remote_code: bool) -> Any:
+    def load_processor(self, source: str, revision: str | None, trust_remote_code: bool, **kwargs: Any) -> Any:
         from transformers import AutoTokenizer
 
         from .loading import call_from_pretrained
 
+        # kwargs: gguf_file, for a tokenizer (and its chat template) read from a GGUF's metadata
         tok = call_from_pretrained("text tokenizer", AutoTokenizer.from_pretrained, source, revision,
-                                   trust_remote_code=trust_remote_code)
+                                   trust_remote_code=trust_remote_code, **kwargs)
         if tok.pad_token is None:  # many causal LMs ship none; batching needs one
             tok.pad_token = tok.eos_token
         return tok
@@ -153,8 +154,8 @@ class VoxtralFamily(Family):
     def audio_content(self, item: ModelInput) -> dict:
         return {"type": "audio", "base64": wav_base64(item.audio, item.sample_rate)}
 
-    def load_processor(self, source: str, revision: str | None, trust_remote_code: bool) -> Any:
-        proc = super().load_processor(source, revision, trust_remote_code)
+    def load_processor(self, source: str, revision: str | None, trust_remote_code: bool, **kwargs: Any) -> Any:
+        proc = super().load_processor(source, revision, trust_remote_code, **kwargs)
         proc.tokenizer.padding_side = "left"
         return proc
 

@@ -50,6 +50,7 @@ class HFSettings:
     system_prompt: str | None = None
     audio_position: str | None = None  # "before" | "after" the prompt text; None = the family's default
     processor_id: str | None = None  # load the processor from another repo/dir than the weights
+    gguf_file: str | None = None  # a GGUF checkpoint in model_id (text family only; transformers dequantises it)
     seed: int = 0
 
     @classmethod
@@ -77,6 +78,11 @@ class HFSettings:
                 raise ValueError(f"model {name!r}: {key} must be one of {list(allowed)}, got {getattr(s, key)!r}")
         if s.audio_position not in (None, "before", "after"):
             raise ValueError(f"model {name!r}: audio_position must be 'before' or 'after', got {s.audio_position!r}")
+        if s.gguf_file is not None and (not isinstance(s.gguf_file, str) or not s.gguf_file):
+            raise ValueError(f"model {name!r}: gguf_file must be a file name inside model_id, got {s.gguf_file!r}")
+        if s.gguf_file and s.family not in (None, "text"):
+            raise ValueError(f"model {name!r}: gguf_file loads a text-only causal LM; family must be 'text' "
+                             f"(or unset), got {s.family!r}")
         if not isinstance(s.trust_remote_code, bool):
             raise ValueError(f"model {name!r}: trust_remote_code must be true or false")
         return s
