@@ -1,57 +1,58 @@
 # Rubric evaluation of captioning answers (config `rubrics:`; target `snakemake rubrics`, not part of
 # rule all). One job per (task, model, condition) runs the rubric LLM in-process, in its model's env
 # (like the judge); the logic is lalmbench/rubrics/. docs/rubrics.md.
-from lalmbench.rubrics.plan import (code_fingerprint, rubric_nothing_to_do, rubric_path, rubric_runs,
-                                    rubric_settings)
+from lalmbench.rubrics.plan import code_fingerprint, rubric_jobs, rubric_nothing_to_do, rubric_settings
 
-RUBRIC_RUNS = rubric_runs(config)
-RUBRIC_OF = {(r.task, r.model, r.condition): r for r in RUBRIC_RUNS}
-RUBRIC_LLM_ENV = model_cfg(config["rubrics"]["llm"])["env"] if RUBRIC_RUNS else "core"
-
-
-def rubric_run(w):
-    return RUBRIC_OF[(w.task, w.model, w.condition)]
+RUBRIC_JOBS = rubric_jobs(config)  # output path -> items, predictions, run
+RUBRIC_LLM = model_cfg(config["rubrics"]["llm"]) if RUBRIC_JOBS else {"env": "core", "resources": {}}
+RUBRIC_LLM_ENV = RUBRIC_LLM["env"]
+RUBRIC_OUT = "results/rubrics/{task}/{model}/{condition}.json"  # lalmbench.rubrics.plan.rubric_path
 
 
-rule rubrics:
-    input:
-        [rubric_path(r) for r in RUBRIC_RUNS],
-        ["results/rubrics/rubrics.tsv"] if RUBRIC_RUNS else [],
-    params:
-        # nothing to evaluate is an error a user should see, not an empty success
-        check="" if RUBRIC_RUNS else rubric_nothing_to_do(config),
-    localrule: True
-    shell:
-        "if [ -n {params.check:q} ]; then echo {params.check:q} >&2; exit 1; fi"
+if RUBRIC_JOBS:
+
+    rule rubrics:
+        input:
+            sorted(RUBRIC_JOBS),
+            "results/rubrics/rubrics.tsv",
+
+else:
+
+    rule rubrics:  # nothing to evaluate is an error a user should see, not an empty success
+        log:
+            f"{LOGS}/rubrics.log",
+        params:
+            why=rubric_nothing_to_do(config),
+        conda:
+            conda_file("core")
+        localrule: True
+        shell:
+            "echo {params.why:q} | tee {log} >&2; exit 1"
 
 
 rule rubric:
     input:
         env_ready(RUBRIC_LLM_ENV),
-        task_items=lambda w: f"results/tasks/{task_cfg(w.task)['dataset']}/{w.task}.jsonl",
-        predictions=lambda w: "results/predictions/{0.model}/{0.dataset}/{0.task}/{0.condition}/{0.prompt}.parquet".format(
-            rubric_run(w)
-        ),
+        task_items=lambda w: RUBRIC_JOBS[RUBRIC_OUT.format(**w)]["items"],
+        predictions=lambda w: RUBRIC_JOBS[RUBRIC_OUT.format(**w)]["predictions"],
     output:
-        "results/rubrics/{task}/{model}/{condition}.json",
+        RUBRIC_OUT,
     log:
         f"{LOGS}/rubric/{{task}}/{{model}}/{{condition}}.log",
     wildcard_constraints:
-        task=one_of(sorted({r.task for r in RUBRIC_RUNS})),
+        task=one_of({p.split("/")[2] for p in RUBRIC_JOBS}),
     params:
         py=env_python(RUBRIC_LLM_ENV),
-        run=lambda w: canonical(
-            {k: getattr(rubric_run(w), k) for k in ("task", "model", "condition", "prompt", "dataset")}
-        ),
-        settings=canonical(rubric_settings(config)) if RUBRIC_RUNS else "",
+        run=lambda w: RUBRIC_JOBS[RUBRIC_OUT.format(**w)]["run"],
+        settings=canonical(rubric_settings(config)) if RUBRIC_JOBS else "",
         code=code_fingerprint(),
     conda:
         conda_file(RUBRIC_LLM_ENV)
     threads: 2
     resources:
-        mem_mb=lambda w: model_cfg(config["rubrics"]["llm"])["resources"].get("mem_mb", 8000),
-        runtime=lambda w: model_cfg(config["rubrics"]["llm"])["resources"].get("runtime", 120),
-        gpu=lambda w: model_cfg(config["rubrics"]["llm"])["resources"].get("gpus", 0),
+        mem_mb=RUBRIC_LLM["resources"].get("mem_mb", 8000),
+        runtime=RUBRIC_LLM["resources"].get("runtime", 120),
+        gpu=RUBRIC_LLM["resources"].get("gpus", 0),
     shell:
         "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py} scripts/rubric.py run --items {input.task_items} "
         "--predictions {input.predictions} --out {output} --run-json {params.run:q} "
@@ -60,7 +61,7 @@ rule rubric:
 
 rule rubric_table:
     input:
-        [rubric_path(r) for r in RUBRIC_RUNS],
+        sorted(RUBRIC_JOBS),
     output:
         "results/rubrics/rubrics.tsv",
     log:

@@ -38,6 +38,17 @@ def rubric_path(run: Run) -> str:
     return f"results/rubrics/{run.task}/{run.model}/{run.condition}.json"
 
 
+def rubric_jobs(cfg: dict) -> dict[str, dict]:
+    """Per output path: its inputs (task items, predictions) and the run it evaluates (a JSON string)."""
+    from lalmbench.config import canonical
+
+    return {rubric_path(r): {"items": f"results/tasks/{r.dataset}/{r.task}.jsonl",
+                             "predictions": f"results/predictions/{r.key}.parquet",
+                             "run": canonical({"task": r.task, "model": r.model, "condition": r.condition,
+                                               "prompt": r.prompt, "dataset": r.dataset})}
+            for r in rubric_runs(cfg)}
+
+
 def rubric_settings(cfg: dict) -> dict:
     """The block with its defaults filled, plus the LLM's entry (what a rubric JSON depends on)."""
     r = dict(cfg["rubrics"])
