@@ -62,3 +62,13 @@ def test_nothing_to_evaluate_says_why(cfg):
     assert rubric_runs(cfg) == []
     assert rubric_nothing_to_do(cfg) == ("rubrics.tasks: the config has no captioning task (scoring.kind: "
                                          "captioning) to evaluate")
+
+
+def test_the_clotho_example_overlays_a_config_with_the_llm_entry(cfg):
+    from snakemake.utils import update_config
+
+    cfg["models"]["offline-llm"] = {"backend": "hf", "family": "text", "model_id": "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+                                    "conditions": ["no-audio"]}
+    update_config(cfg, yaml.safe_load((ROOT / "config" / "examples" / "rubrics-clotho.yaml").read_text()))
+    check(cfg)
+    assert [rubric_path(r) for r in rubric_runs(cfg)] == ["results/rubrics/clotho-caption/offline-llm/no-audio.json"]
