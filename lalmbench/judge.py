@@ -120,6 +120,12 @@ class CachedLLM:
                  cache_dir: str | Path | None = None, model: Any = None):
         cfg = dict(model_cfg)
         cfg["generation"] = {**(cfg.get("generation") or {}), **generation}
+        # replies are written text: an hf entry that scores options by log-likelihood (the text-only
+        # baseline's cheap mode) generates here; these prompts have no options to score
+        if cfg.get("scoring") == "loglik":
+            cfg["scoring"] = "generate"
+        if isinstance(cfg.get("params"), dict) and cfg["params"].get("scoring") == "loglik":
+            cfg["params"] = {**cfg["params"], "scoring": "generate"}
         self.cfg = cfg
         self.name = model_name
         self._model = model

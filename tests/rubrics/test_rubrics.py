@@ -239,3 +239,9 @@ def test_no_usable_answer_is_an_error_naming_the_file(tmp_path, embed):
                    run=RUN, llm=make_llm("s", LLM_CFG, SETTINGS, model=Scripted(good_reply)), embed=embed,
                    embedding_model="m", settings=SETTINGS)
     assert not (tmp_path / "r.json").exists()
+
+
+def test_an_entry_that_scores_by_loglik_generates_for_rubrics():
+    llm = make_llm("x", {"backend": "hf", "model_id": "m", "scoring": "loglik"}, SETTINGS, model=Scripted(good_reply))
+    assert llm.cfg["scoring"] == "generate"
+    assert llm.cfg["generation"] == {"temperature": 0.0, "do_sample": False, "max_new_tokens": 64}
