@@ -37,14 +37,16 @@ def main() -> None:
     p.add_argument("--n", type=int, default=8)
     p.add_argument("--mode", default="deterministic", choices=["deterministic", "stochastic"])
     p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--cache-dir", help="keep the LLM's replies here (a rerun continues where a killed one stopped)")
+    p.add_argument("--max-new-tokens", type=int, default=256)
     p.add_argument("--record", action="store_true", help="append the figures to bench/results/rubrics.jsonl")
     a = p.parse_args()
     caps = pd.read_csv(a.csv).head(a.n + 1)
     refs = caps[[f"caption_{k}" for k in range(1, 5)]].values.tolist()
     answer_of = [int(i if i % 2 == 0 else i + 1) for i in range(a.n)]
     settings = {"mode": a.mode, "repeats": a.repeats, "seed": 0, "temperature": 0.7, "top_p": 0.95,
-                "max_new_tokens": 256, "merge_threshold": 0.75, "max_answers": a.n, "answers_per_prompt": 4,
-                "max_criteria": 8, "embedding_model": "default"}
+                "max_new_tokens": a.max_new_tokens, "merge_threshold": 0.75, "max_answers": a.n, "answers_per_prompt": 4,
+                "max_criteria": 8, "embedding_model": "default", "cache_dir": a.cache_dir}
     embed, emb_name = load_encoder()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -54,7 +56,7 @@ def main() -> None:
                                                           "error": [None] * a.n}))
         c0, t0 = time.process_time(), time.perf_counter()
         llm = make_llm("bench-llm", json.loads(a.model_json), settings)
-        llm.model  # noqa: B018 - load first, so the per-call figures are calls only
+        llm.model  # noqa: B018 - load first, so the per-call figures are calls only (uncached ones)
         load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
         c0, t0 = time.process_time(), time.perf_counter()
         doc = run_rubric(items=tmp / "items.jsonl", predictions=tmp / "p.parquet", out=tmp / "r.json",

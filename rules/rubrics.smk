@@ -1,7 +1,8 @@
 # Rubric evaluation of captioning answers (config `rubrics:`; target `snakemake rubrics`, not part of
 # rule all). One job per (task, model, condition) runs the rubric LLM in-process, in its model's env
 # (like the judge); the logic is lalmbench/rubrics/. docs/rubrics.md.
-from lalmbench.rubrics.plan import code_fingerprint, rubric_jobs, rubric_nothing_to_do, rubric_settings
+from lalmbench.rubrics.plan import (code_fingerprint, llm_fingerprint, rubric_jobs, rubric_nothing_to_do,
+                                    rubric_settings)
 
 RUBRIC_JOBS = rubric_jobs(config)  # output path -> items, predictions, run
 RUBRIC_LLM = model_cfg(config["rubrics"]["llm"]) if RUBRIC_JOBS else {"env": "core", "resources": {}}
@@ -45,6 +46,8 @@ rule rubric:
         py=env_python(RUBRIC_LLM_ENV),
         run=lambda w: RUBRIC_JOBS[RUBRIC_OUT.format(**w)]["run"],
         settings=canonical(rubric_settings(config)) if RUBRIC_JOBS else "",
+        llm_fp=llm_fingerprint(config) if RUBRIC_JOBS else "",
+        llm=Untracked(canonical(RUBRIC_LLM)),
         code=code_fingerprint(),
     conda:
         conda_file(RUBRIC_LLM_ENV)
@@ -56,7 +59,7 @@ rule rubric:
     shell:
         "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py} scripts/rubric.py run --items {input.task_items} "
         "--predictions {input.predictions} --out {output} --run-json {params.run:q} "
-        "--settings-json {params.settings:q} > {log} 2>&1"
+        "--settings-json {params.settings:q} --llm-json {params.llm:q} > {log} 2>&1"
 
 
 rule rubric_table:

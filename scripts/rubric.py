@@ -18,7 +18,8 @@ r.add_argument("--items", required=True)
 r.add_argument("--predictions", required=True)
 r.add_argument("--out", required=True)
 r.add_argument("--run-json", required=True, help="task, model, condition, prompt, dataset")
-r.add_argument("--settings-json", required=True, help="the rubrics: block with defaults, plus llm_cfg")
+r.add_argument("--settings-json", required=True, help="the rubrics: block with its defaults")
+r.add_argument("--llm-json", required=True, help="the rubric LLM's models entry")
 t = sub.add_parser("table")
 t.add_argument("--out", required=True)
 t.add_argument("jsons", nargs="*")
@@ -36,7 +37,7 @@ else:
     from lalmbench.rubrics.files import make_llm, run_rubric
 
     settings = json.loads(a.settings_json)
-    llm = make_llm(settings["llm"], settings["llm_cfg"], settings)
+    llm = make_llm(settings["llm"], json.loads(a.llm_json), settings)
     embed, embedding_model = load_encoder(settings["embedding_model"])
     doc = run_rubric(items=a.items, predictions=a.predictions, out=a.out, run=json.loads(a.run_json), llm=llm,
                      embed=embed, embedding_model=embedding_model, settings=settings)

@@ -50,9 +50,15 @@ def rubric_jobs(cfg: dict) -> dict[str, dict]:
 
 
 def rubric_settings(cfg: dict) -> dict:
-    """The block with its defaults filled, plus the LLM's entry (what a rubric JSON depends on)."""
-    r = dict(cfg["rubrics"])
-    return {**r, "llm_cfg": cfg["models"][r["llm"]]}
+    """The block with its defaults filled (a tracked param: a change reruns the rubric jobs)."""
+    return dict(cfg["rubrics"])
+
+
+def llm_fingerprint(cfg: dict) -> str:
+    """The rubric LLM entry's prediction fingerprint: its batch size or resources rerun nothing."""
+    from lalmbench.inference.fingerprint import model_fingerprint
+
+    return model_fingerprint(cfg["models"][cfg["rubrics"]["llm"]])
 
 
 def code_fingerprint() -> str:

@@ -2,12 +2,12 @@
 and proposes weighted yes/no criteria; :func:`read_criteria` turns each reply into criteria."""
 from __future__ import annotations
 
+import math
 import re
 from typing import Sequence
 
 from .replies import ERROR, FALLBACK, JSON, UNREADABLE, first_json
 
-MAX_WEIGHT = 5.0
 # fallback: "1. Names the main sound source (weight 4)" / "- Mentions the setting: 2" / "* x - weight: 3"
 _LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?P<text>.+?)\s*[\(\[:,–—-]\s*(?:weight\s*[:=]?\s*)?"
                    r"(?P<w>\d+(?:\.\d+)?)\s*[\)\]]?\s*$", re.IGNORECASE)
@@ -18,7 +18,7 @@ def _weight(value: object) -> float | None:
         w = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return None
-    return w if 0 < w <= MAX_WEIGHT * 20 else None
+    return w if 0 < w < math.inf else None  # the prompt asks for 1-5; any positive weight is read as given
 
 
 def _clean(text: object) -> str:

@@ -66,3 +66,17 @@ def test_rerun_is_all_cache_hits_and_rule_all_never_plans_rubrics(wd):
     assert "0 LLM calls (the rest from the cache)" in log
     rules = {j["rule"] for j in planned_jobs(snakemake(wd, "--configfile=rubrics.yaml", "-n", "--forceall").stdout)}
     assert "all" in rules and not rules & {"rubric", "rubric_table", "rubrics"}
+
+
+def test_only_what_changes_a_rubric_reruns_it(wd):
+    cfg = yaml.safe_load((wd / "rubrics.yaml").read_text())
+    cfg["models"]["tiny-lm"]["batch_size"] = 1  # how the LLM runs, not what it answers
+    (wd / "provisioning.yaml").write_text(yaml.safe_dump(cfg))
+    out = snakemake(wd, "--configfile=provisioning.yaml", "-n", "--", "rubrics").stdout
+    assert "Nothing to be done" in out or not [j for j in planned_jobs(out) if j["rule"] == "rubric"]
+    cfg["rubrics"]["merge_threshold"] = 0.9
+    (wd / "threshold.yaml").write_text(yaml.safe_dump(cfg))
+    jobs = planned_jobs(snakemake(wd, "--configfile=threshold.yaml", "-n", "--", "rubrics").stdout)
+    (rubric,) = [j for j in jobs if j["rule"] == "rubric"]
+    assert rubric["reason"].startswith("Params have changed since last execution")
+    assert '"merge_threshold":0.9' in rubric["reason"]
