@@ -6,7 +6,7 @@ import math
 import re
 from typing import Sequence
 
-from .replies import ERROR, FALLBACK, JSON, UNREADABLE, first_json
+from .replies import ERROR, FALLBACK, JSON, UNREADABLE, first_json, json_objects
 
 # fallback: "1. Names the main sound source (weight 4)" / "- Mentions the setting: 2" / "* x - weight: 3"
 _LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?P<text>.+?)\s*[\(\[:,–—-]\s*(?:weight\s*[:=]?\s*)?"
@@ -27,7 +27,7 @@ def _clean(text: object) -> str:
 
 def read_criteria(raw: str | None) -> tuple[list[dict], str]:
     """(criteria ``[{"criterion", "weight"}]``, status). JSON first (``{"criteria": [...]}`` or a
-    bare list), then lines that end in a weight. A criterion without text or a positive weight is
+    bare list), then the whole criterion objects of a reply cut off mid-list, then lines that end in a weight. A criterion without text or a positive weight is
     left out; a reply with none left is ``unreadable``."""
     if raw is None:
         return [], ERROR
@@ -44,7 +44,12 @@ def read_criteria(raw: str | None) -> tuple[list[dict], str]:
                     out.append({"criterion": text, "weight": w})
         if out:
             return out, JSON
-    out = []
+    # a reply cut off by the token budget: the criterion objects that were closed before the cut
+    out = [{"criterion": _clean(c.get("criterion")), "weight": _weight(c.get("weight"))} for c in json_objects(raw)
+           if "criterion" in c]
+    out = [c for c in out if c["criterion"] and c["weight"] is not None]
+    if out:
+        return out, FALLBACK
     for line in raw.splitlines():
         m = _LINE.match(line)
         if m:

@@ -29,6 +29,26 @@ def first_json(text: str | None) -> Any | None:
     return None
 
 
+def json_objects(text: str | None) -> list[dict]:
+    """Every JSON object in ``text`` that parses on its own, outermost first: what survives of a reply
+    cut off by the token budget in the middle of a list."""
+    out: list[dict] = []
+    if not text:
+        return out
+    decoder = json.JSONDecoder()
+    i = text.find("{")
+    while i != -1:
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+        i = text.find("{", end)
+    return out
+
+
 def count_status(records: list[dict], key: str = "status") -> dict[str, int]:
     """How many records have each status (json / fallback / unreadable / error), zeros included."""
     out = {JSON: 0, FALLBACK: 0, UNREADABLE: 0, ERROR: 0}

@@ -43,6 +43,17 @@ def test_proposal_fallback_reads_lines_that_end_in_a_weight():
                                    {"criterion": "Mentions the setting", "weight": 2.0}], "fallback")
 
 
+def test_a_reply_cut_by_the_token_budget_keeps_its_closed_criteria():
+    # the offline Qwen2.5-Coder-1.5B's reply at max_new_tokens 120, on 4 Clotho clips
+    raw = ('```json\n{\n  "criteria": [\n    {"criterion": "The caption accurately describes the main sound source '
+           'mentioned in the references.", "weight": 3},\n    {"criterion": "The caption uses appropriate vocabulary '
+           'and grammar.", "weight": 2},\n    {"criterion": "The caption is consistent with the tone and style of the')
+    assert read_criteria(raw) == ([
+        {"criterion": "The caption accurately describes the main sound source mentioned in the references",
+         "weight": 3.0},
+        {"criterion": "The caption uses appropriate vocabulary and grammar", "weight": 2.0}], "fallback")
+
+
 def test_proposal_without_criteria_is_unreadable_and_a_failed_call_is_an_error():
     assert read_criteria("I cannot grade audio.") == ([], "unreadable")
     assert read_criteria('{"criteria": [{"criterion": "x", "weight": 0}]}') == ([], "unreadable")
