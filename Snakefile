@@ -38,6 +38,7 @@ include: "rules/figures_common.smk"
 include: "rules/figures.smk"
 include: "rules/browser.smk"
 include: "rules/analysis.smk"
+include: "rules/rubrics.smk"
 include: "rules/attention.smk"
 include: "rules/tracking.smk"
 

@@ -97,6 +97,28 @@ def _check_fetched_model(name: str, backend: str, model_id: str) -> list[str]:
     return []
 
 
+def _check_rubrics(cfg: dict) -> list[str]:
+    """The ``rubrics:`` block names an existing models entry that can run it, and captioning tasks."""
+    r = cfg.get("rubrics")
+    if r is None:
+        return []
+    problems = []
+    llm = r.get("llm", "offline-llm")
+    entry = cfg["models"].get(llm)
+    if entry is None:
+        problems.append(f"rubrics.llm: unknown model {llm!r} (known: {', '.join(sorted(cfg['models']))}); add the "
+                        f"entry (config/examples/offline-llm.yaml has the offline LLM) or name another")
+    elif entry.get("env") == "vllm":
+        problems.append(f"rubrics.llm: model {llm!r} runs in env vllm, which has no sentence-transformers for the "
+                        "merge step; use an hf, core or openai entry (a vLLM server works through backend openai)")
+    for t in r.get("tasks", []):
+        if t not in cfg["tasks"]:
+            problems.append(f"rubrics.tasks: unknown task {t!r}")
+        elif (cfg["tasks"][t].get("scoring") or {}).get("kind") != "captioning":
+            problems.append(f"rubrics.tasks: {t!r} is not a captioning task (scoring.kind: captioning)")
+    return problems
+
+
 def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     problems = []
     for name, t in cfg["tasks"].items():
@@ -129,6 +151,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
             if pair[side] not in cfg["models"]:
                 problems.append(f"checks.agreement.{k}.{side}: unknown model {pair[side]!r}")
     problems += _check_judge(cfg, base_dir)
+    problems += _check_rubrics(cfg)
     named = {p for x in list(cfg["models"].values()) + list(cfg["tasks"].values()) for p in x.get("prompts", [])}
     for p in sorted(named | set(cfg["prompts"])):
         if not (base_dir / "resources" / "prompts" / f"{p}.txt").is_file():

@@ -79,54 +79,128 @@ class JudgePrompt:
         return f"{self.system.strip()}\n\n{user}".strip() if self.system.strip() else user.strip()
 
 
-def load_prompt(name_or_path: str) -> JudgePrompt:
-    """A judge prompt by name (``resources/prompts/judge/<name>.yaml``) or path."""
+def load_prompt(name_or_path: str, *, prompt_dir: Path = PROMPT_DIR,
+                verdicts: Sequence[str] | None = None) -> JudgePrompt:
+    """A judge prompt by name (``<prompt_dir>/<name>.yaml``, default ``resources/prompts/judge``) or path.
+    ``verdicts`` are the reply readers its caller knows (default the judge's own)."""
     import yaml
 
     path = Path(name_or_path)
     if not path.suffix:
-        path = PROMPT_DIR / f"{name_or_path}.yaml"
+        path = prompt_dir / f"{name_or_path}.yaml"
     if not path.exists():
-        known = sorted(p.stem for p in PROMPT_DIR.glob("*.yaml"))
-        raise FileNotFoundError(f"judge prompt {name_or_path!r} not found ({path}); known: {known}")
+        known = sorted(p.stem for p in prompt_dir.glob("*.yaml"))
+        raise FileNotFoundError(f"prompt {name_or_path!r} not found ({path}); known: {known}")
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     for key in ("user", "verdict", "fields"):
         if key not in spec:
-            raise io.InputError(f"{path}: judge prompt lacks {key!r}")
-    if spec["verdict"] not in VERDICT_READERS and spec["verdict"] not in LABEL_VERDICTS:
-        known = sorted(set(VERDICT_READERS) | set(LABEL_VERDICTS))
-        raise io.InputError(f"{path}: unknown verdict reader {spec['verdict']!r}; known: {known}")
+            raise io.InputError(f"{path}: prompt lacks {key!r}")
+    allowed = set(verdicts) if verdicts is not None else set(VERDICT_READERS) | set(LABEL_VERDICTS)
+    if spec["verdict"] not in allowed:
+        raise io.InputError(f"{path}: unknown verdict reader {spec['verdict']!r}; known: {sorted(allowed)}")
     return JudgePrompt(name=spec.get("name", path.stem), system=spec.get("system") or "", user=spec["user"],
                        verdict=spec["verdict"], fields=tuple(spec["fields"]))
 
 
 # --- the judge ------------------------------------------------------------------------------------------
 
-class Judge:
+class CachedLLM:
+    """A ``models:`` entry asked text-only prompts with fixed decoding settings, every reply cached on
+    disk under a key the caller computes (what identifies the model, the prompt, the sampling).
+
+    The model loads on the first prompt the cache cannot answer, so a rerun that is all cache hits
+    never loads it. Failed calls are not cached (they are retried next time); a batch that raises
+    marks each of its prompts with the error, never with an invented reply.
+    """
+
+    #: names of the reply and error fields in results and in the cache files
+    REPLY_KEYS = ("raw", "error")
+
+    def __init__(self, model_name: str, model_cfg: dict, generation: dict, *,
+                 cache_dir: str | Path | None = None, model: Any = None):
+        cfg = dict(model_cfg)
+        cfg["generation"] = {**(cfg.get("generation") or {}), **generation}
+        # replies are written text: an hf entry that scores options by log-likelihood (the text-only
+        # baseline's cheap mode) generates here; these prompts have no options to score
+        if cfg.get("scoring") == "loglik":
+            cfg["scoring"] = "generate"
+        if isinstance(cfg.get("params"), dict) and cfg["params"].get("scoring") == "loglik":
+            cfg["params"] = {**cfg["params"], "scoring": "generate"}
+        self.cfg = cfg
+        self.name = model_name
+        self._model = model
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.calls = 0
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            from lalmbench.models.base import load_model
+
+            self._model = load_model(self.name, self.cfg)
+        return self._model
+
+    def _cache_get(self, key: str) -> dict | None:
+        if not self.cache_dir:
+            return None
+        path = self.cache_dir / key[:2] / f"{key}.json"
+        return io.read_json(path) if path.exists() else None
+
+    def _cache_put(self, key: str, value: dict) -> None:
+        if self.cache_dir:
+            io.write_json(self.cache_dir / key[:2] / f"{key}.json", value)
+
+    def ask_rendered(self, rendered: Sequence[str], ids: Sequence[str], keys: Sequence[str], *, task: str,
+                     meta: dict | None = None, batch_size: int | None = None,
+                     before_generate: Callable[[Any], None] | None = None) -> list[dict]:
+        """The reply to each rendered prompt, from the cache where it has one: the two
+        :attr:`REPLY_KEYS`, ``cached`` and ``cache_key`` per prompt. ``before_generate(model)`` runs
+        before each uncached batch (e.g. to seed the sampler)."""
+        from lalmbench.models.base import ModelInput, ModelOutput
+
+        raw_key, err_key = self.REPLY_KEYS
+        bs = int(batch_size or self.cfg.get("batch_size", 8))
+        replies: dict[int, dict] = {}
+        todo = []
+        for i, k in enumerate(keys):
+            hit = self._cache_get(k)
+            if hit is not None:
+                replies[i] = {**hit, "cached": True}
+            else:
+                todo.append(i)
+        for start in range(0, len(todo), bs):
+            idx = todo[start:start + bs]
+            batch = [ModelInput(id=str(ids[i]), prompt=rendered[i], question=rendered[i], options=[],
+                                audio=None, sample_rate=16000, task=task, meta=dict(meta or {})) for i in idx]
+            try:
+                if before_generate is not None:
+                    before_generate(self.model)
+                outs = self.model.generate(batch)
+            except Exception as exc:  # the batch failed: record per item, never invent a reply
+                outs = [ModelOutput(raw_output=None, error=f"{type(exc).__name__}: {exc}") for _ in idx]
+            self.calls += len(idx)
+            for i, out in zip(idx, outs):
+                rec = {raw_key: out.raw_output, err_key: out.error}
+                if out.error is None:
+                    self._cache_put(keys[i], rec)
+                replies[i] = {**rec, "cached": False}
+        return [{**replies[i], "cache_key": keys[i]} for i in range(len(keys))]
+
+
+class Judge(CachedLLM):
     """A backend model used as a judge, with greedy decoding and an on-disk cache.
 
     ``model_cfg`` is a normal model entry (``backend``, ``model_id``, ``revision``, ``generation``...);
     its generation settings are forced to greedy (temperature 0) and recorded with every verdict.
     """
 
+    REPLY_KEYS = ("judge_raw", "judge_error")
+
     def __init__(self, model_name: str, model_cfg: dict, prompt: JudgePrompt | str, *,
                  cache_dir: str | Path | None = None, model: Any = None):
-        from lalmbench.models.base import load_model
-
+        super().__init__(model_name, model_cfg, GREEDY, cache_dir=cache_dir, model=model)
         self.prompt = load_prompt(prompt) if isinstance(prompt, str) else prompt
-        cfg = dict(model_cfg)
-        cfg["generation"] = {**(cfg.get("generation") or {}), **GREEDY}
-        # a judge writes its verdict: an hf entry that scores options by log-likelihood (the text-only
-        # baseline's cheap mode) generates when it judges; the judge prompts have no options to score
-        if cfg.get("scoring") == "loglik":
-            cfg["scoring"] = "generate"
-        if isinstance(cfg.get("params"), dict) and cfg["params"].get("scoring") == "loglik":
-            cfg["params"] = {**cfg["params"], "scoring": "generate"}
-        self.cfg = cfg
-        self.model = model if model is not None else load_model(model_name, cfg)
-        self.name = model_name
-        self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.calls = 0
+        self.model  # noqa: B018 - a judge loads at once: its settings name the loaded model
 
     @property
     def settings(self) -> dict:
@@ -140,16 +214,6 @@ class Judge:
         payload = json.dumps({"settings": self.settings, "prompt": rendered, "id": item_id}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    def _cache_get(self, key: str) -> dict | None:
-        if not self.cache_dir:
-            return None
-        path = self.cache_dir / key[:2] / f"{key}.json"
-        return io.read_json(path) if path.exists() else None
-
-    def _cache_put(self, key: str, value: dict) -> None:
-        if self.cache_dir:
-            io.write_json(self.cache_dir / key[:2] / f"{key}.json", value)
-
     @property
     def fingerprint(self) -> str:
         """A short hash of :attr:`settings`: the judge's identity in one column (decisions, all.tsv)."""
@@ -159,35 +223,11 @@ class Judge:
         """The judge's reply to each record's rendered prompt, from the cache where it has one:
         ``judge_raw``, ``judge_error``, ``cached``, ``cache_key`` per record (failed calls are not
         cached, so they are retried next time)."""
-        from lalmbench.models.base import ModelInput, ModelOutput
-
-        bs = int(batch_size or self.cfg.get("batch_size", 8))
         rendered = [self.prompt.render(r) for r in records]
-        keys = [self.cache_key(p, str(r.get("id"))) for p, r in zip(rendered, records)]
-        replies: dict[int, dict] = {}
-        todo = []
-        for i, k in enumerate(keys):
-            hit = self._cache_get(k)
-            if hit is not None:
-                replies[i] = {**hit, "cached": True}
-            else:
-                todo.append(i)
-        for start in range(0, len(todo), bs):
-            idx = todo[start:start + bs]
-            batch = [ModelInput(id=str(records[i].get("id")), prompt=rendered[i], question=rendered[i], options=[],
-                                audio=None, sample_rate=16000, task="judge", meta={"judge_prompt": self.prompt.name})
-                     for i in idx]
-            try:
-                outs = self.model.generate(batch)
-            except Exception as exc:  # the batch failed: record per item, never invent a verdict
-                outs = [ModelOutput(raw_output=None, error=f"{type(exc).__name__}: {exc}") for _ in idx]
-            self.calls += len(idx)
-            for i, out in zip(idx, outs):
-                rec = {"judge_raw": out.raw_output, "judge_error": out.error}
-                if out.error is None:
-                    self._cache_put(keys[i], rec)
-                replies[i] = {**rec, "cached": False}
-        return [{**replies[i], "cache_key": keys[i]} for i in range(len(records))]
+        ids = [str(r.get("id")) for r in records]
+        keys = [self.cache_key(p, i) for p, i in zip(rendered, ids)]
+        return self.ask_rendered(rendered, ids, keys, task="judge", meta={"judge_prompt": self.prompt.name},
+                                 batch_size=batch_size)
 
     def judge(self, records: Sequence[dict], *, batch_size: int | None = None) -> pd.DataFrame:
         """One row per record: id, verdict (True/False/None), judge_status (judged / unparseable /

