@@ -115,7 +115,7 @@ rule sweep_circular_score:
         scorer=SCORER,
         run_hash=lambda w: rulegrid.sweep_hash(
             config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
-            prompt_text=Path(prompt_path(w.prompt)).read_text(), circular_k=int(w.k)),
+            prompt_text=prompt_text(w.prompt), circular_k=int(w.k)),
     conda:
         conda_file("core")
     threads: 1
@@ -225,7 +225,7 @@ rule sweep_determinism:
         scorer=SCORER,
         run_hash=lambda w: rulegrid.sweep_hash(
             config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
-            prompt_text=Path(prompt_path(w.prompt)).read_text(), batch_sizes=[int(w.bs_a), int(w.bs_b)]),
+            prompt_text=prompt_text(w.prompt), batch_sizes=[int(w.bs_a), int(w.bs_b)]),
     conda:
         conda_file("core")
     threads: 1
