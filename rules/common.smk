@@ -17,6 +17,9 @@ from lalmbench.prompts import shows_labels
 from lalmbench.rulegrid import Untracked
 from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
+from lalmbench.snakemake_signatures import cache_function_signatures
+
+cache_function_signatures()  # each param function's signature read once, not once per job
 
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
 validate_config(config, BASE / "config" / "schema.yaml", BASE,

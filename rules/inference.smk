@@ -84,7 +84,7 @@ rule infer:
         generated=ancient("results/predictions/{model}/generate.json"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         "results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
     log:

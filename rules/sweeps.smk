@@ -62,7 +62,7 @@ use rule infer as sweep_circular_infer with:
         tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         # shifted items keep their audio paths: the base task's decoded-audio cache serves them
         manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         "results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.parquet",
     log:
@@ -158,7 +158,7 @@ use rule infer as sweep_determinism_infer with:
         generated=ancient("results/predictions/{model}/generate.json"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         "results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.parquet",
     log:
