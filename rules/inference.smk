@@ -3,10 +3,10 @@
 #     the model once and fills the content-addressed prediction cache for every file the target needs
 #     from that model (tasks x conditions x prompts, sweep runs); items already in the cache are not
 #     generated again. Output: a summary JSON (items generated / read from the cache per file).
-#   infer: one local job per predictions file, read back from the cache (no model, no GPU). It reruns
-#     for its own changes only: its inputs (items, audio manifest, prompt) and tracked params (the
-#     model's fingerprint, its slice); the generate summary is an input only for ordering (ancient: a
-#     generate rerun for other files leaves it alone).
+#   infer: one local job per predictions file, read back from the cache (no model, no GPU).
+#   request: one tiny local job per predictions file, rewritten when that file's inputs or its model's
+#     fingerprint change. infer depends on its request (so it reruns for its own changes) and on the
+#     generate summary only for ordering (ancient: a generate rerun for other files leaves it alone).
 # Tracked params are what changes predictions (the model fingerprint, which files); batch size and
 # resources reach the jobs untracked, so raising a runtime or a batch size reruns nothing.
 # Layout, trade-offs and the cache: docs/inference.md.
@@ -77,9 +77,27 @@ for _env in MODEL_ENVS:
             "--tracking-json {params.tracking:q} > {log} 2>&1"
 
 
+rule request:
+    input:
+        tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
+        manifest="results/audio/{dataset}/{task}.manifest.json",
+        prompt=lambda w: prompt_path(w.prompt),
+    output:
+        "results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.request.json",
+    log:
+        f"{LOGS}/request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
+    params:
+        fingerprint=model_fp,
+        spec=slice_spec("main"),
+    localrule: True
+    run:
+        write_request(output[0], model=wildcards.model, spec=params.spec, fingerprint=params.fingerprint, log=log[0])
+
+
 rule infer:
     input:
         env_ready("core"),
+        request="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.request.json",
         # ancient: when the model's generate job reruns for other files, this one is not rewritten
         generated=ancient("results/predictions/{model}/generate.json"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",

@@ -114,8 +114,9 @@ def test_editing_one_model_reruns_only_its_jobs(tiny):
     jobs = _rerun_plan(tiny, _edit_cfg(lambda c: c["models"]["text-prior"].update(seed=7)))
     infer = [j for j in jobs if j["rule"] == "infer"]
     assert len(infer) == 3 and {j["wildcards"]["model"] for j in infer} == {"text-prior"}
-    assert all("Params have changed" in j["reason"] for j in infer)
-    assert {j["rule"] for j in jobs} - {"all"} == {"generate_core", "infer", "score", "aggregate"}
+    requests = [j for j in jobs if j["rule"] == "request"]
+    assert len(requests) == 3 and all("Params have changed" in j["reason"] for j in requests)
+    assert {j["rule"] for j in jobs} - {"all"} == {"request", "generate_core", "infer", "score", "aggregate"}
     assert all(j["wildcards"].get("model", "text-prior") == "text-prior" for j in jobs)
 
 
@@ -172,7 +173,7 @@ def test_a_parser_upgrade_rescores_every_run_without_inference(tiny):
     # every run of the tiny config (random: 3 tasks x 2 conditions x 2 prompts; text-prior: 3) ...
     assert len(score) == 3 * 2 * 2 + 3 and all("Params have changed" in j["reason"] for j in score)
     # ... and nothing upstream of scoring: predictions stay as they are
-    assert not [j for j in jobs if j["rule"].startswith(("generate", "infer", "build", "synth"))]
+    assert not [j for j in jobs if j["rule"].startswith(("generate", "infer", "request", "build", "synth"))]
     assert "aggregate" in {j["rule"] for j in jobs}
 
 

@@ -77,8 +77,26 @@ def slice_from_spec(model: str, spec: Sequence) -> Slice:
     raise ValueError(f"unknown slice kind {kind!r} (main, circular, determinism)")
 
 
+def request_path(sl: Slice) -> str:
+    """The small file that stands for one slice's inputs (see rules/inference.smk: request)."""
+    return sl.out.removesuffix(".parquet") + ".request.json"
+
+
 def slice_inputs(slices: Iterable[Slice]) -> dict[str, list[str]]:
     """Input files of a generate job, by kind (Snakemake named inputs)."""
     slices = list(slices)
-    return {"task_items": sorted({s.items for s in slices}), "manifests": sorted({s.manifest for s in slices if s.manifest}),
+    return {"requests": [request_path(s) for s in slices], "task_items": sorted({s.items for s in slices}), "manifests": sorted({s.manifest for s in slices if s.manifest}),
             "templates": sorted({s.template for s in slices})}
+
+
+def write_request(path: str, *, model: str, spec: str, fingerprint: str, log: str | None = None) -> None:
+    """A slice's request: rewritten exactly when the slice's inputs or its model's fingerprint change,
+    so each predictions file reruns for its own changes only (rule infer depends on it directly,
+    on the model's generate job only for ordering)."""
+    from lalmbench import io
+
+    import json
+
+    io.write_json(path, {"model": model, "spec": json.loads(spec), "model_fingerprint": fingerprint})
+    if log:
+        io.write_text(log, f"{path}: {model} {spec} fingerprint {fingerprint}\n")
