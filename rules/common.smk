@@ -10,7 +10,7 @@ from lalmbench import rulegrid
 from lalmbench.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
-from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
+from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs
 from lalmbench.parse import scorer_fingerprint
 from lalmbench.provenance import config_hash
 from lalmbench.prompts import shows_labels

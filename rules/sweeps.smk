@@ -57,6 +57,7 @@ rule sweep_circular_items:
 use rule request as sweep_circular_request with:
     localrule: True
     input:
+        env_ready("core"),
         tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
         prompt=lambda w: prompt_path(w.prompt),
@@ -67,6 +68,7 @@ use rule request as sweep_circular_request with:
     wildcard_constraints:
         k=r"\d+",
     params:
+        py=env_python("core"),
         fingerprint=model_fp,
         spec=slice_spec("circular"),
 
@@ -178,6 +180,7 @@ use rule request as sweep_determinism_request with:
     wildcard_constraints:
         bs=r"\d+",
     params:
+        py=env_python("core"),
         fingerprint=model_fp,
         spec=slice_spec("determinism"),
 
