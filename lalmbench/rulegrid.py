@@ -4,7 +4,7 @@ only (snakemake --lint) and so the grid logic is unit-testable."""
 from __future__ import annotations
 
 import json
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from lalmbench.provenance import config_hash
 
@@ -107,6 +107,16 @@ def mcq_tasks_scored_in(config: dict, env: str) -> list[str]:
 def open_tasks_scored_in(config: dict, env: str) -> list[str]:
     """Open tasks whose scoring job runs in ``env`` (a judge runs its model in-process, in its env)."""
     return [t for t in open_tasks(config) if scoring_env(config, t) == env]
+
+
+def per_task(tasks: Iterable[str], value: Callable[[str], Any]) -> Any:
+    """A rule input, param or resource that depends on the job's task only, computed once per task:
+    the value itself when every task has the same one (Snakemake then calls no function per job),
+    else a function of the job's wildcards that looks its task up."""
+    table = {t: value(t) for t in tasks}
+    if len({json.dumps(v, sort_keys=True) for v in table.values()}) == 1:
+        return next(iter(table.values()))
+    return lambda wildcards: table[wildcards.task]
 
 
 def judge_resource(config: dict, task: str, key: str, default):

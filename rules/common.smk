@@ -1,5 +1,6 @@
 # Helpers for all rule files. Config validation, the run grid, per-env python and conda files.
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 BASE = Path(workflow.basedir)
@@ -9,13 +10,16 @@ from lalmbench import rulegrid
 from lalmbench.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
-from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs, write_request
+from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs
 from lalmbench.parse import scorer_fingerprint
 from lalmbench.provenance import config_hash
 from lalmbench.prompts import shows_labels
 from lalmbench.rulegrid import Untracked
 from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
+from lalmbench.snakemake_signatures import cache_function_signatures
+
+cache_function_signatures()  # each param function's signature read once, not once per job
 
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
 validate_config(config, BASE / "config" / "schema.yaml", BASE,
@@ -72,6 +76,12 @@ def model_cfg(model):
 
 def prompt_path(prompt):
     return f"resources/prompts/{prompt}.txt"
+
+
+@lru_cache(maxsize=None)
+def prompt_text(prompt):
+    """A prompt template's text, read once per Snakemake process: params of every run's jobs hash it."""
+    return Path(prompt_path(prompt)).read_text()
 
 
 # --- software environments: one python per env, chosen by config["software"] ---------------
@@ -144,7 +154,12 @@ if workflow.is_main_process and is_dry_run(sys.argv):
 
 def model_fp(w):
     """The model's fingerprint: a tracked param, so only a change that alters predictions reruns."""
-    return model_fingerprint(model_cfg(w.model))
+    return _model_fp(w.model)
+
+
+@lru_cache(maxsize=None)
+def _model_fp(model):
+    return model_fingerprint(model_cfg(model))
 
 
 def model_entry_untracked(w):
@@ -175,9 +190,14 @@ def inference_threads(w):
 def parser_param(w):
     """The task's parser settings for one run, ``labels: auto`` resolved from the run's prompt
     template (a template without ``{options}``/``{labels}`` showed no labels)."""
-    cfg = dict(task_cfg(w.task).get("parser") or {})
+    return _parser_param(w.task, w.prompt)
+
+
+@lru_cache(maxsize=None)
+def _parser_param(task, prompt):
+    cfg = dict(task_cfg(task).get("parser") or {})
     if cfg.get("labels", "auto") == "auto":
-        cfg["labels"] = "shown" if shows_labels(Path(prompt_path(w.prompt)).read_text()) else "hidden"
+        cfg["labels"] = "shown" if shows_labels(prompt_text(prompt)) else "hidden"
     return canonical(cfg)
 
 
@@ -186,9 +206,19 @@ def parser_param(w):
 SCORER = scorer_fingerprint()
 
 
+# (model, task, condition, prompt) -> run: a job's run by lookup, not by a scan of every run
+RUN_OF = {}
+for _r in RUNS:
+    RUN_OF.setdefault((_r.model, _r.task, _r.condition, _r.prompt), _r)
+
+
 def score_run_hash(w):
-    run = next(r for r in RUNS if (r.model, r.task, r.condition, r.prompt) == (w.model, w.task, w.condition, w.prompt))
-    return run_hash(config, run, Path(prompt_path(w.prompt)).read_text())
+    return _score_run_hash(w.model, w.task, w.condition, w.prompt)
+
+
+@lru_cache(maxsize=None)
+def _score_run_hash(model, task, condition, prompt):
+    return run_hash(config, RUN_OF[model, task, condition, prompt], prompt_text(prompt))
 
 
 # --- checks -------------------------------------------------------------------------------------

@@ -79,6 +79,7 @@ for _env in MODEL_ENVS:
 
 rule request:
     input:
+        env_ready("core"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
         prompt=lambda w: prompt_path(w.prompt),
@@ -87,11 +88,16 @@ rule request:
     log:
         f"{LOGS}/request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
     params:
+        py=env_python("core"),
         fingerprint=model_fp,
         spec=slice_spec("main"),
+    conda:
+        conda_file("core")
     localrule: True
-    run:
-        write_request(output[0], model=wildcards.model, spec=params.spec, fingerprint=params.fingerprint, log=log[0])
+    threads: 1
+    shell:
+        "{params.py} scripts/write_request.py --model {wildcards.model} --spec-json {params.spec:q} "
+        "--fingerprint {params.fingerprint} --out {output} > {log} 2>&1"
 
 
 rule infer:
@@ -102,7 +108,7 @@ rule infer:
         generated=ancient("results/predictions/{model}/generate.json"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         "results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
     log:

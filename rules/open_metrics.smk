@@ -67,7 +67,7 @@ rule score_open:
         ),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         predictions="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         decisions="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/decisions.parquet",
         metrics="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/metrics.json",

@@ -6,10 +6,10 @@ from lalmbench import rulegrid
 
 rule score:
     input:
-        lambda w: env_ready("core") + env_ready(rulegrid.scoring_env(config, w.task)),
+        rulegrid.per_task(MCQ_TASKS, lambda t: env_ready("core") + env_ready(rulegrid.scoring_env(config, t))),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         predictions="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         decisions="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/decisions.parquet",
         metrics="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/metrics.json",
@@ -18,19 +18,19 @@ rule score:
     wildcard_constraints:
         task=one_of(rulegrid.mcq_tasks_scored_in(config, "core")),
     params:
-        py=lambda w: env_python(rulegrid.scoring_env(config, w.task)),
+        py=rulegrid.per_task(MCQ_TASKS, lambda t: env_python(rulegrid.scoring_env(config, t))),
         parser=parser_param,
         scorer=SCORER,
-        judge=lambda w: rulegrid.mcq_judge_json(config, w.task),
+        judge=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.mcq_judge_json(config, t)),
         run_hash=score_run_hash,
         tracking=TRACKING,
     conda:
         conda_file("core")
     threads: 1
     resources:
-        mem_mb=lambda w: rulegrid.judge_resource(config, w.task, "mem_mb", 2000),
-        runtime=lambda w: rulegrid.judge_resource(config, w.task, "runtime", 30),
-        gpu=lambda w: rulegrid.judge_resource(config, w.task, "gpus", 0),
+        mem_mb=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "mem_mb", 2000)),
+        runtime=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "runtime", 30)),
+        gpu=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "gpus", 0)),
     shell:
         "{params.py} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--parser-json {params.parser:q} --judge-json {params.judge:q} --config-hash {params.run_hash} "

@@ -57,6 +57,7 @@ rule sweep_circular_items:
 use rule request as sweep_circular_request with:
     localrule: True
     input:
+        env_ready("core"),
         tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
         prompt=lambda w: prompt_path(w.prompt),
@@ -67,6 +68,7 @@ use rule request as sweep_circular_request with:
     wildcard_constraints:
         k=r"\d+",
     params:
+        py=env_python("core"),
         fingerprint=model_fp,
         spec=slice_spec("circular"),
 
@@ -80,7 +82,7 @@ use rule infer as sweep_circular_infer with:
         tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         # shifted items keep their audio paths: the base task's decoded-audio cache serves them
         manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         "results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.parquet",
     log:
@@ -115,7 +117,7 @@ rule sweep_circular_score:
         scorer=SCORER,
         run_hash=lambda w: rulegrid.sweep_hash(
             config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
-            prompt_text=Path(prompt_path(w.prompt)).read_text(), circular_k=int(w.k)),
+            prompt_text=prompt_text(w.prompt), circular_k=int(w.k)),
     conda:
         conda_file("core")
     threads: 1
@@ -178,6 +180,7 @@ use rule request as sweep_determinism_request with:
     wildcard_constraints:
         bs=r"\d+",
     params:
+        py=env_python("core"),
         fingerprint=model_fp,
         spec=slice_spec("determinism"),
 
@@ -190,7 +193,7 @@ use rule infer as sweep_determinism_infer with:
         generated=ancient("results/predictions/{model}/generate.json"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
+        prompt=prompt_path("{prompt}"),
     output:
         "results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.parquet",
     log:
@@ -225,7 +228,7 @@ rule sweep_determinism:
         scorer=SCORER,
         run_hash=lambda w: rulegrid.sweep_hash(
             config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
-            prompt_text=Path(prompt_path(w.prompt)).read_text(), batch_sizes=[int(w.bs_a), int(w.bs_b)]),
+            prompt_text=prompt_text(w.prompt), batch_sizes=[int(w.bs_a), int(w.bs_b)]),
     conda:
         conda_file("core")
     threads: 1

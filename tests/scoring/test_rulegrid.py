@@ -4,7 +4,7 @@ import json
 from lalmbench.config import Run
 from lalmbench.judge_mcq import code_fingerprint
 from lalmbench.rulegrid import (determinism_predictions, judge_resource, mcq_judge_json, mcq_runs,
-                                mcq_tasks_scored_in, open_scoring_json, open_tasks, paired_groups, scoring_env,
+                                mcq_tasks_scored_in, open_scoring_json, open_tasks, paired_groups, per_task, scoring_env,
                                 sweep_grid, sweep_hash)
 
 CFG = {"seed": 0, "scale": 1, "sample_rate": 16000, "datasets": {"d": {"adapter": "x"}},
@@ -59,3 +59,12 @@ def test_the_mcq_judge_block_moves_only_the_tasks_it_covers_into_the_judge_env()
     assert mcq_judge_json(cfg, "mcq2") == "{}" and mcq_judge_json(cfg, "sf") == "{}"
     assert mcq_tasks_scored_in(cfg, "hf") == ["mcq"] and mcq_tasks_scored_in(cfg, "core") == ["mcq2"]
     assert judge_resource(cfg, "mcq", "gpus", 0) == 1 and judge_resource(cfg, "mcq2", "gpus", 0) == 0
+
+
+def test_per_task_is_a_constant_when_every_task_agrees_else_a_lookup():
+    from types import SimpleNamespace
+
+    assert per_task(["a", "b"], lambda t: "{}") == "{}"
+    assert per_task(["a", "b"], lambda t: []) == []
+    by_task = per_task(["a", "b"], lambda t: 4000 if t == "b" else 2000)
+    assert by_task(SimpleNamespace(task="a")) == 2000 and by_task(SimpleNamespace(task="b")) == 4000
