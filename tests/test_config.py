@@ -67,7 +67,12 @@ def test_adapter_required_params_are_enforced(cfg):
         check(cfg)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "config" / "examples").glob("*.yaml")), ids=lambda p: p.name)
+# overlays are given after a base config (their header says which); tests/rubrics checks them merged
+OVERLAYS = {"rubrics-clotho.yaml"}
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (ROOT / "config" / "examples").glob("*.yaml")
+                                        if p.name not in OVERLAYS), ids=lambda p: p.name)
 def test_example_configs_are_valid(path):
     cfg = yaml.safe_load(path.read_text())
     check(cfg)
