@@ -47,11 +47,8 @@ def test_each_job_gets_the_env_of_its_work(wd):
     assert {"envs/hf.yaml", "envs/vllm.yaml", "envs/core.yaml"} <= set(generate.values())
     caption = [env for rule, _, env in rows if rule == "caption_metrics"]
     assert caption and set(caption) == {"envs/captioning.yaml"}
-    # request jobs are `run:` blocks inside the driver (no env of their own); everything else is core
-    in_driver = {rule for rule, _, env in rows if rule.endswith("request") and rule != "caption_request"}
-    assert in_driver == {"request"} and {env for rule, _, env in rows if rule in in_driver} == {""}
-    others = {env for rule, _, env in rows
-              if not rule.startswith("generate_") and rule != "caption_metrics" and rule not in in_driver}
+    # everything else, the local request jobs included, runs in core
+    others = {env for rule, _, env in rows if not rule.startswith("generate_") and rule != "caption_metrics"}
     assert others == {"envs/core.yaml"}, others
 
 
