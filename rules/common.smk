@@ -10,7 +10,8 @@ from lalmbench import rulegrid
 from lalmbench.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
-from lalmbench.inference.plan import model_specs, slice_from_spec, slice_inputs
+from lalmbench.inference.plan import (file_is_current, fingerprint_path, model_specs, slice_from_spec,
+                                      slice_inputs, summary_path)
 from lalmbench.parse import scorer_fingerprint
 from lalmbench.provenance import config_hash
 from lalmbench.prompts import shows_labels
@@ -175,7 +176,20 @@ def slice_spec(kind):
 
 def generate_inputs(w):
     slices = [slice_from_spec(w.model, s) for s in model_specs_of(w.model)]
-    return {"env": env_ready(model_env(w)), **slice_inputs(slices)}
+    return {"env": env_ready(model_env(w)), "fingerprint": fingerprint_path(w.model), **slice_inputs(slices)}
+
+
+def generated_summary(kind):
+    """Input function of the infer rules: the model's generate summary, for ordering only
+    (``ancient``) while the file is current; plain when it is missing or older than its own inputs,
+    so a generate rerun reaches it (lalmbench.inference.plan.file_is_current says why)."""
+    arg = {"main": None, "circular": "k", "determinism": "bs"}[kind]
+
+    def summary(w):
+        spec = (kind, w.dataset, w.task, w.condition, w.prompt, int(w[arg]) if arg else None)
+        path = summary_path(w.model)
+        return ancient(path) if file_is_current(slice_from_spec(w.model, spec)) else path
+    return summary
 
 
 def model_res(w, key, default=None):

@@ -4,9 +4,11 @@
 #     from that model (tasks x conditions x prompts, sweep runs); items already in the cache are not
 #     generated again. Output: a summary JSON (items generated / read from the cache per file).
 #   infer: one local job per predictions file, read back from the cache (no model, no GPU).
-#   request: one tiny local job per predictions file, rewritten when that file's inputs or its model's
-#     fingerprint change. infer depends on its request (so it reruns for its own changes) and on the
-#     generate summary only for ordering (ancient: a generate rerun for other files leaves it alone).
+#   model_fingerprint: one tiny local job per model, rewritten when the model's fingerprint changes;
+#     every infer job of the model depends on it, so a fingerprint change reruns them all.
+#   infer reads the generate summary for ordering only (ancient) while its file is current, and as a
+#     plain input when its file is missing or older than its items, audio manifest or prompt: a
+#     generate rerun for other files leaves current files alone (rules/common.smk: generated_summary).
 # Tracked params are what changes predictions (the model fingerprint, which files); batch size and
 # resources reach the jobs untracked, so raising a runtime or a batch size reruns nothing.
 # Layout, trade-offs and the cache: docs/inference.md.
@@ -77,35 +79,31 @@ for _env in MODEL_ENVS:
             "--tracking-json {params.tracking:q} > {log} 2>&1"
 
 
-rule request:
+rule model_fingerprint:
     input:
         env_ready("core"),
-        tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
-        manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
     output:
-        "results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.request.json",
+        "results/predictions/{model}/fingerprint.json",
     log:
-        f"{LOGS}/request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
+        f"{LOGS}/model_fingerprint/{{model}}.log",
     params:
         py=env_python("core"),
         fingerprint=model_fp,
-        spec=slice_spec("main"),
     conda:
         conda_file("core")
     localrule: True
     threads: 1
     shell:
-        "{params.py} scripts/write_request.py --model {wildcards.model} --spec-json {params.spec:q} "
-        "--fingerprint {params.fingerprint} --out {output} > {log} 2>&1"
+        "{params.py} scripts/write_fingerprint.py --model {wildcards.model} --fingerprint {params.fingerprint} "
+        "--out {output} > {log} 2>&1"
 
 
 rule infer:
     input:
         env_ready("core"),
-        request="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.request.json",
-        # ancient: when the model's generate job reruns for other files, this one is not rewritten
-        generated=ancient("results/predictions/{model}/generate.json"),
+        fingerprint="results/predictions/{model}/fingerprint.json",
+        # ordering only while this file is current: a generate rerun for other files leaves it alone
+        generated=generated_summary("main"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
         prompt=prompt_path("{prompt}"),

@@ -54,31 +54,12 @@ rule sweep_circular_items:
         "> {log} 2>&1"
 
 
-use rule request as sweep_circular_request with:
-    localrule: True
-    input:
-        env_ready("core"),
-        tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
-        manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=lambda w: prompt_path(w.prompt),
-    output:
-        "results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.request.json",
-    log:
-        f"{LOGS}/sweep_circular_request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}/k{{k}}.log",
-    wildcard_constraints:
-        k=r"\d+",
-    params:
-        py=env_python("core"),
-        fingerprint=model_fp,
-        spec=slice_spec("circular"),
-
-
 use rule infer as sweep_circular_infer with:
     localrule: True
     input:
         env_ready("core"),
-        request="results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.request.json",
-        generated=ancient("results/predictions/{model}/generate.json"),
+        fingerprint="results/predictions/{model}/fingerprint.json",
+        generated=generated_summary("circular"),
         tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         # shifted items keep their audio paths: the base task's decoded-audio cache serves them
         manifest="results/audio/{dataset}/{task}.manifest.json",
@@ -171,26 +152,12 @@ rule sweep_prompt_spread:
         "{params.py} scripts/sweep_prompt_spread.py --out {output} {input.metrics} > {log} 2>&1"
 
 
-use rule request as sweep_determinism_request with:
-    localrule: True
-    output:
-        "results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.request.json",
-    log:
-        f"{LOGS}/sweep_determinism_request/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}/bs{{bs}}.log",
-    wildcard_constraints:
-        bs=r"\d+",
-    params:
-        py=env_python("core"),
-        fingerprint=model_fp,
-        spec=slice_spec("determinism"),
-
-
 use rule infer as sweep_determinism_infer with:
     localrule: True
     input:
         env_ready("core"),
-        request="results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.request.json",
-        generated=ancient("results/predictions/{model}/generate.json"),
+        fingerprint="results/predictions/{model}/fingerprint.json",
+        generated=generated_summary("determinism"),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         manifest="results/audio/{dataset}/{task}.manifest.json",
         prompt=prompt_path("{prompt}"),

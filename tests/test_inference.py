@@ -236,3 +236,41 @@ def test_a_truncated_predictions_file_names_itself_and_the_way_out(items_path, t
     out.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
     with pytest.raises(io.InputError, match=r"p.parquet: not a readable parquet file .*delete it so the rule that writes it"):
         io.read_parquet(out)
+
+
+def _made_slice(items_path, tmp_path):
+    """A slice whose file was just made from a copy of the items and of the template."""
+    from lalmbench.inference import Slice, generate, materialize
+
+    items, template = tmp_path / "items.jsonl", tmp_path / "t.txt"
+    items.write_bytes(items_path.read_bytes())
+    template.write_text(TEMPLATE.read_text())
+    sl = Slice(items=str(items), condition="audio", prompt="p", template=str(template), out=str(tmp_path / "p.parquet"))
+    generate(model_name="random", model_cfg={"backend": "random"}, slices=[sl], cache_path=tmp_path / "c.jsonl")
+    os.utime(items, ns=(1, 1))
+    os.utime(template, ns=(1, 1))
+    materialize(sl, model_cfg={"backend": "random"}, cache_path=tmp_path / "c.jsonl")
+    return sl
+
+
+def test_a_file_is_current_until_an_input_changes(items_path, tmp_path):
+    from lalmbench.inference.plan import file_is_current
+
+    sl = _made_slice(items_path, tmp_path)
+    assert file_is_current(sl)
+    # touched but byte-identical: still current (the digests the file recorded match)
+    Path(sl.template).write_text(Path(sl.template).read_text())
+    assert file_is_current(sl)
+    Path(sl.template).write_text(Path(sl.template).read_text() + "Think step by step.\n")
+    assert not file_is_current(sl)
+
+
+def test_a_missing_or_older_file_is_not_current(items_path, tmp_path):
+    from lalmbench.inference.plan import file_is_current
+
+    sl = _made_slice(items_path, tmp_path)
+    lines = Path(sl.items).read_text().splitlines(keepends=True)
+    Path(sl.items).write_text("".join(lines[:-1]))  # one item fewer
+    assert not file_is_current(sl)
+    Path(sl.out).unlink()
+    assert not file_is_current(sl)

@@ -121,10 +121,10 @@ def _jobs(sbatch: list[dict], rule: str, model: str | None = None) -> list[dict]
 @pytest.mark.slow
 def test_the_exact_command_runs_every_job_through_sbatch_and_writes_all_tsv(slurm_run):
     rules = Counter(_comment(s["argv"]).split("_wildcards_")[0] for s in slurm_run["sbatch"])
-    # one generate job per model, one score job per run; request/infer are local rules (no queue)
+    # one generate job per model, one score job per run; model_fingerprint/infer are local rules (no queue)
     assert (rules["rule_generate_core"], rules["rule_score"], rules["rule_sweep_circular_score"],
             rules["rule_aggregate"]) == (2, 9, 1, 1), rules
-    local = {"rule_infer", "rule_request", "rule_sweep_circular_infer", "rule_sweep_circular_request"}
+    local = {"rule_infer", "rule_model_fingerprint", "rule_sweep_circular_infer"}
     assert not local & set(rules), rules
     assert all(s["rc"] == 0 for s in slurm_run["sbatch"])
     df = pd.read_csv(slurm_run["wd"] / "results" / "all.tsv", sep="\t")

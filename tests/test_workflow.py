@@ -114,9 +114,9 @@ def test_editing_one_model_reruns_only_its_jobs(tiny):
     jobs = _rerun_plan(tiny, _edit_cfg(lambda c: c["models"]["text-prior"].update(seed=7)))
     infer = [j for j in jobs if j["rule"] == "infer"]
     assert len(infer) == 3 and {j["wildcards"]["model"] for j in infer} == {"text-prior"}
-    requests = [j for j in jobs if j["rule"] == "request"]
-    assert len(requests) == 3 and all("Params have changed" in j["reason"] for j in requests)
-    assert {j["rule"] for j in jobs} - {"all"} == {"request", "generate_core", "infer", "score", "aggregate"}
+    fingerprints = [j for j in jobs if j["rule"] == "model_fingerprint"]
+    assert len(fingerprints) == 1 and "Params have changed" in fingerprints[0]["reason"]
+    assert {j["rule"] for j in jobs} - {"all"} == {"model_fingerprint", "generate_core", "infer", "score", "aggregate"}
     assert all(j["wildcards"].get("model", "text-prior") == "text-prior" for j in jobs)
 
 
@@ -135,6 +135,15 @@ def test_a_new_condition_adds_only_its_own_runs(tiny):
     infer = [j for j in jobs if j["rule"] == "infer"]
     assert {j["wildcards"]["condition"] for j in infer} == {"noise"} and len(infer) == 3 * 2
     assert {j["wildcards"]["condition"] for j in jobs if j["rule"] == "score"} == {"noise"}
+
+
+@pytest.mark.slow
+def test_a_prompt_that_exists_elsewhere_adds_only_its_own_runs(tiny):
+    # model, prompt and condition all exist already: only the pairing is new
+    jobs = _rerun_plan(tiny, _edit_cfg(lambda c: c["models"]["text-prior"].update(prompts=["mcq-default", "mcq-reasoned"])))
+    infer = [j for j in jobs if j["rule"] == "infer"]
+    assert len(infer) == 3 and {(j["wildcards"]["model"], j["wildcards"]["prompt"]) for j in infer} == {("text-prior", "mcq-reasoned")}
+    assert {(j["wildcards"]["model"], j["wildcards"]["prompt"]) for j in jobs if j["rule"] == "score"} == {("text-prior", "mcq-reasoned")}
 
 
 @pytest.mark.slow
@@ -173,7 +182,7 @@ def test_a_parser_upgrade_rescores_every_run_without_inference(tiny):
     # every run of the tiny config (random: 3 tasks x 2 conditions x 2 prompts; text-prior: 3) ...
     assert len(score) == 3 * 2 * 2 + 3 and all("Params have changed" in j["reason"] for j in score)
     # ... and nothing upstream of scoring: predictions stay as they are
-    assert not [j for j in jobs if j["rule"].startswith(("generate", "infer", "request", "build", "synth"))]
+    assert not [j for j in jobs if j["rule"].startswith(("generate", "infer", "model_fingerprint", "build", "synth"))]
     assert "aggregate" in {j["rule"] for j in jobs}
 
 

@@ -1,6 +1,7 @@
 """Write one slice's predictions file from the cache (rule ``infer``: CPU only, no model)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -8,6 +9,7 @@ import pandas as pd
 from lalmbench import io
 from lalmbench.inference.cache import read_rows
 from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.plan import INPUTS_KEY, input_digests
 from lalmbench.inference.slices import Slice, prepare
 
 PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", "output_tokens", "batch_size",
@@ -33,6 +35,8 @@ def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_ra
 
 
 def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_rate: int = 16000) -> pd.DataFrame:
+    """Write the slice's file, with the digests of the inputs it was made from in its metadata (so a
+    touched but unchanged input is recognised: lalmbench.inference.plan.file_is_current)."""
     df = slice_frame(sl, model_cfg=model_cfg, cache_path=cache_path, sample_rate=sample_rate)
-    io.write_parquet(sl.out, df)
+    io.write_parquet(sl.out, df, metadata={INPUTS_KEY: json.dumps(input_digests(sl), sort_keys=True)})
     return df

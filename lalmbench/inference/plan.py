@@ -6,6 +6,7 @@ load, one GPU allocation) produces every prediction the target needs from that m
 """
 from __future__ import annotations
 
+import json
 from typing import Iterable, Sequence
 
 from lalmbench.inference.slices import Slice
@@ -77,26 +78,69 @@ def slice_from_spec(model: str, spec: Sequence) -> Slice:
     raise ValueError(f"unknown slice kind {kind!r} (main, circular, determinism)")
 
 
-def request_path(sl: Slice) -> str:
-    """The small file that stands for one slice's inputs (see rules/inference.smk: request)."""
-    return sl.out.removesuffix(".parquet") + ".request.json"
+def fingerprint_path(model: str) -> str:
+    """The small file that stands for a model's fingerprint (rule model_fingerprint): rewritten
+    exactly when the fingerprint changes, so every predictions file of the model reruns then."""
+    return f"results/predictions/{model}/fingerprint.json"
+
+
+def summary_path(model: str) -> str:
+    """The generate job's summary (rule generate_<env>)."""
+    return f"results/predictions/{model}/generate.json"
+
+
+#: key of a predictions file's parquet metadata that records the digests of its inputs
+INPUTS_KEY = "lalmbench.inputs"
+
+
+def slice_input_files(sl: Slice) -> list[str]:
+    """The files a predictions file is made from, besides the cache: items, audio manifest, template."""
+    return [p for p in (sl.items, sl.manifest, sl.template) if p]
+
+
+def input_digests(sl: Slice) -> dict[str, str]:
+    from lalmbench.inference.fingerprint import file_digest
+
+    return {p: file_digest(p) for p in slice_input_files(sl)}
+
+
+def file_is_current(sl: Slice) -> bool:
+    """True when the slice's predictions file exists and none of its inputs changed since it was made:
+    each input is older than the file, or has the digest the file recorded (a touched but unchanged
+    input, as Snakemake's own checksum check treats it).
+
+    Rule infer reads the generate summary as ``ancient`` only then. Snakemake skips the own check
+    (params, mtimes) of every job downstream of a job that must rerun, and reaches them only through
+    the rerun's outputs; an ancient input stops that. So a file that is current is left alone when its
+    model's generate job reruns for other files, and a file that is missing or out of date is reached
+    through the summary. A fingerprint change reaches every file of the model through rule
+    model_fingerprint instead."""
+    import os
+
+    try:
+        made = os.stat(sl.out).st_mtime_ns
+        newer = [p for p in slice_input_files(sl) if os.stat(p).st_mtime_ns > made]
+    except FileNotFoundError:
+        return False
+    if not newer:
+        return True
+    import pyarrow.parquet as pq
+
+    from lalmbench.inference.fingerprint import file_digest
+
+    recorded = json.loads((pq.read_schema(sl.out).metadata or {}).get(INPUTS_KEY.encode(), b"{}"))
+    return all(recorded.get(p) == file_digest(p) for p in newer)
 
 
 def slice_inputs(slices: Iterable[Slice]) -> dict[str, list[str]]:
     """Input files of a generate job, by kind (Snakemake named inputs)."""
     slices = list(slices)
-    return {"requests": [request_path(s) for s in slices], "task_items": sorted({s.items for s in slices}), "manifests": sorted({s.manifest for s in slices if s.manifest}),
+    return {"task_items": sorted({s.items for s in slices}), "manifests": sorted({s.manifest for s in slices if s.manifest}),
             "templates": sorted({s.template for s in slices})}
 
 
-def write_request(path: str, *, model: str, spec: str, fingerprint: str, log: str | None = None) -> None:
-    """A slice's request: rewritten exactly when the slice's inputs or its model's fingerprint change,
-    so each predictions file reruns for its own changes only (rule infer depends on it directly,
-    on the model's generate job only for ordering)."""
+def write_fingerprint(path: str, *, model: str, fingerprint: str) -> None:
+    """The model's fingerprint file (what its predictions were made with)."""
     from lalmbench import io
 
-    import json
-
-    io.write_json(path, {"model": model, "spec": json.loads(spec), "model_fingerprint": fingerprint})
-    if log:
-        io.write_text(log, f"{path}: {model} {spec} fingerprint {fingerprint}\n")
+    io.write_json(path, {"model": model, "model_fingerprint": fingerprint})
