@@ -47,7 +47,7 @@ def test_each_job_gets_the_env_of_its_work(wd):
     assert {"envs/hf.yaml", "envs/vllm.yaml", "envs/core.yaml"} <= set(generate.values())
     caption = [env for rule, _, env in rows if rule == "caption_metrics"]
     assert caption and set(caption) == {"envs/captioning.yaml"}
-    # everything else, the local request jobs included, runs in core
+    # everything else, the local model_fingerprint and infer jobs included, runs in core
     others = {env for rule, _, env in rows if not rule.startswith("generate_") and rule != "caption_metrics"}
     assert others == {"envs/core.yaml"}, others
 
