@@ -250,6 +250,11 @@ def _fingerprint(df: pd.DataFrame, checked: tuple[str, ...]) -> dict:
         if s.dtype.kind in "biuf":
             v = s.to_numpy(np.float64, na_value=np.nan)
             cols[str(c)] = [float(np.nansum(v)).hex(), int(np.isnan(v).sum())]
+        elif isinstance(s.dtype, pd.CategoricalDtype):      # the same figures from the distinct strings
+            codes = s.cat.codes.to_numpy()
+            size = pc.binary_length(_arrow(pd.Series(s.cat.categories))).to_numpy(zero_copy_only=False)
+            uses = np.bincount(codes[codes >= 0], minlength=len(size))
+            cols[str(c)] = [int(uses @ size.astype(np.int64)), int((codes < 0).sum())]
         else:
             arr = _arrow(s)
             cols[str(c)] = [int(pc.sum(pc.binary_length(arr)).as_py() or 0), arr.null_count]

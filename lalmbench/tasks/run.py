@@ -23,7 +23,8 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
                                        validated_stamp)
 
     clips = io.read_parquet(clips_path)
-    events = io.read_parquet_with_copy(events_path, "caption", of="label")
+    # ids and texts as codes into their distinct values (the builders work on codes)
+    events = io.read_parquet_with_copy(events_path, "caption", of="label", categories=("clip_id", "label", "caption"))
     if {"label", "caption"} <= set(events.columns) and events["caption"].equals(events["label"]):
         events["caption"] = events["label"]      # captions that are the labels (TACoBeLAL): one copy, not two
     stamp = io.parquet_metadata(events_path).get(VALIDATED_KEY)
