@@ -132,10 +132,10 @@ def read_parquet(path: str | os.PathLike, *, categories: Iterable[str] = (), **k
     tool's write) names itself and the way out instead of pyarrow's bare 'magic bytes not found'.
 
     ``categories``: string columns to return as pandas categoricals (integer codes and the distinct
-    strings, no Python string per row), read from the file's own dictionary where the column is
-    stored dictionary-encoded (what :func:`write_parquet` writes), else encoded by Arrow while it
-    reads; a column whose row groups end up with different dictionaries comes as strings, as do the
-    other columns (what ``pd.read_parquet`` gives)."""
+    strings, no Python string per row), read from the file's own dictionary pages where the column
+    is stored dictionary-encoded, else encoded by Arrow while it reads; a column whose row groups end
+    up with different dictionaries comes as strings, as do the other columns (what
+    ``pd.read_parquet`` gives)."""
     import pyarrow
 
     try:
@@ -223,17 +223,11 @@ def read_parquet_with_copy(path: str | os.PathLike, column: str, *, of: str, cat
     return df
 
 
-# Arrow's default (1 MB) makes the writer fall back to plain pages after ~25k distinct captions; with
-# room for a whole column's distinct strings it stays dictionary-encoded, so a reader can take it as
-# categorical codes (read_parquet's ``categories``) and the file is smaller
-DICTIONARY_PAGE_BYTES = 256 << 20
-
-
 def write_parquet(path: str | os.PathLike, df: pd.DataFrame, *, metadata: dict[str, str] | None = None) -> None:
     """``df`` as parquet (atomic); ``metadata`` is added to the file's key-value metadata."""
     with atomic_path(path, suffix=".parquet") as tmp:
         if not metadata:
-            df.to_parquet(tmp, index=False, dictionary_pagesize_limit=DICTIONARY_PAGE_BYTES)
+            df.to_parquet(tmp, index=False)
             return
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -241,7 +235,7 @@ def write_parquet(path: str | os.PathLike, df: pd.DataFrame, *, metadata: dict[s
         table = pa.Table.from_pandas(df, preserve_index=False)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                **{k.encode(): v.encode() for k, v in metadata.items()}})
-        pq.write_table(table, tmp, dictionary_pagesize_limit=DICTIONARY_PAGE_BYTES)
+        pq.write_table(table, tmp)
 
 
 @contextlib.contextmanager

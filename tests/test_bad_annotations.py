@@ -177,9 +177,9 @@ def test_captions_stored_as_the_labels_are_read_once_and_others_as_stored(tmp_pa
 
 
 def test_string_columns_read_as_categories_hold_the_stored_values_and_keep_the_stamp(tmp_path):
-    """``read_parquet(categories=...)`` gives the file's strings as codes into its dictionary (what
-    write_parquet stores); a file stored otherwise (plain pages, one dictionary per row group) gives
-    the same values; the checks' stamp is the same as for the strings."""
+    """``read_parquet(categories=...)`` gives the file's strings as codes into its dictionary; a file
+    stored otherwise (plain pages, one dictionary per row group) gives the same values; the checks'
+    stamp is the same as for the strings."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -142,7 +142,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
         values = texts + [none_text] + prep.labels.tolist()
         lcode = np.where(is_none | (lcode < 0), len(values) - 1, n_t + 1 + lcode)
     opt_text = Coded(values, np.where(is_none, n_t, ev["tcode"][d0]))
-    opt_type = np.where(is_none, "none", "event").astype(object)
+    opt_type = Coded(["event", "none"], is_none)
     base_code = ev["tcode"][base]
     # one question per distinct base text
     q_codes, q_of = np.unique(base_code, return_inverse=True)
@@ -156,7 +156,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
         gold_pos=gold_pos,
         opt_meta={"onset_s": with_none(r4(on[d0], 6), is_none), "offset_s": with_none(r4(off[d0], 6), is_none),
                   "label": Coded(values, lcode)},
-        meta={"family": "next", "n_options": k, "answer_type": np.where(has_next, "event", "none").astype(object),
+        meta={"family": "next", "n_options": k, "answer_type": Coded(["event", "none"], ~has_next),
               "base_text": Coded(values, base_code), "base_onset_s": r4(on[base], 6),
               "base_offset_s": r4(off[base], 6),
               "gap_s": with_none(r4(on[jn] - on[base]), ~has_next),

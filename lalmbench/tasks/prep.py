@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lalmbench.annotations import same_values
 from lalmbench.io import InputError
 from lalmbench.memory import release_freed
 
@@ -315,7 +316,7 @@ def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | No
     # TACoBeLAL captions for 1M rows), carried to the rows through integer codes. The option text is the
     # caption where it is not blank, else the label.
     lraw, lvals = codes_of(events["label"])
-    if "caption" in events.columns and not events["caption"].equals(events["label"]):
+    if "caption" in events.columns and not same_values(events["caption"], events["label"]):
         craw, cvals = codes_of(events["caption"])
         cap_ok = (pd.Series(cvals).str.strip().fillna("") != "").to_numpy(bool)
         has_cap = (craw >= 0) & np.r_[cap_ok, False][craw]
