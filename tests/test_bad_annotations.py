@@ -200,3 +200,16 @@ def test_string_columns_read_as_categories_hold_the_stored_values_and_keep_the_s
         pq.write_table(pa.Table.from_pandas(events), tmp_path / f"{name}.parquet", **kw)
         other = read_parquet(tmp_path / f"{name}.parquet", categories=("label",))
         assert other["label"].tolist() == labels, name
+
+
+def test_blank_labels_are_found_with_or_without_padding():
+    """The byte-level shortcut (no string starts or ends with a space) gives what stripping gives."""
+    import pyarrow as pa
+
+    from lalmbench.annotations import _blank, edges_plain
+
+    plain = pd.Series(pd.arrays.ArrowStringArray(pa.array(["dog", "", None, "a b"])))
+    padded = pd.Series(pd.arrays.ArrowStringArray(pa.array(["dog", " ", "\u00a0", "a b\t", None])))
+    assert edges_plain(pa.array(plain.array)) and not edges_plain(pa.array(padded.array))
+    assert _blank(plain).tolist() == [False, True, True, False]
+    assert _blank(padded).tolist() == [False, True, True, False, True]

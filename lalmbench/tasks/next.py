@@ -25,8 +25,8 @@ import numpy as np
 
 from lalmbench.tasks import register_family
 from lalmbench.tasks.options import Coded, arrange, build_stats, emit, gc_paused
-from lalmbench.tasks.prep import (check_params, draw_positions, item_ids, param, prepare_events, r4, cap_per_clip,
-                                  with_none)
+from lalmbench.tasks.prep import (cap_per_clip, check_params, draw_positions, format_texts, item_ids, param,
+                                  prepare_events, r4, with_none)
 
 DEFAULT_QUESTION = 'What happens immediately after this sound first appears: "{text}"?'
 NONE_TEXT = "This is the last event, no immediate event after."
@@ -146,7 +146,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     base_code = ev["tcode"][base]
     # one question per distinct base text
     q_codes, q_of = np.unique(base_code, return_inverse=True)
-    questions = Coded([question.format(text=texts[c]) for c in q_codes.tolist()], q_of.reshape(-1))
+    questions = Coded(format_texts(question, [texts[c] for c in q_codes.tolist()]), q_of.reshape(-1))
     jn = np.maximum(b_next, 0)
     clip_codes = clip[base]
     items = emit(

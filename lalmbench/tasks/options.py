@@ -468,6 +468,9 @@ def _encode(values: list, kind: str) -> "pa.BinaryArray":
     if kind == "nullable":                      # NaN where null: orjson writes null for both
         return split(_dump(np.where(values.null, np.nan, values.values))[1:-1], b",")
     if kind == "str_or_null":
+        n_null = values.count(None)
+        if 0 < n_null < len(values) and values.index(None) == len(values) - n_null:    # None only at the end
+            return pa.concat_arrays([_encode_json(values[:-n_null]), pa.array([b"null"] * n_null, pa.binary())])
         null = np.fromiter((v is None for v in values), bool, len(values))
         strs = [v for v in values if v is not None]
         if not strs:

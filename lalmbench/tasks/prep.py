@@ -560,6 +560,20 @@ def item_ids(prep: Prepared, clip_codes: np.ndarray, task: str) -> list[str]:
     return [f"{c}__{task}__{j}" for c, j in zip(cids.tolist(), n.tolist())]
 
 
+def format_texts(template: str, texts: list[str]) -> list[str]:
+    """``[template.format(text=t) for t in texts]``; joined by plain concatenation when the template's
+    only field is ``{text}`` (twice as fast on the 10^5 distinct questions of a large table)."""
+    import string
+
+    parts = list(string.Formatter().parse(template))
+    fields = [i for i, (_, name, _, _) in enumerate(parts) if name is not None]
+    if len(fields) == 1 and parts[fields[0]][1:] == ("text", "", None):
+        i = fields[0]
+        pre, post = "".join(p[0] for p in parts[:i + 1]), "".join(p[0] for p in parts[i + 1:])
+        return [pre + t + post for t in texts]
+    return [template.format(text=t) for t in texts]
+
+
 def r4(x: np.ndarray, nd: int = 4) -> np.ndarray:
     """Rounded floats for item meta (stable, readable JSON)."""
     return np.round(np.asarray(x, dtype=float), nd)

@@ -72,3 +72,12 @@ def test_texts_numbered_as_read_give_the_rows_and_representatives_of_sorted_code
     reps = as_read.text_uniques[as_read.ev["norm"]].tolist()
     assert reps == sorted_.text_uniques[sorted_.ev["norm"]].tolist()
     assert {"DOG barks!", "Wind"} <= set(reps) and not {"dog barks", "Dog barks.", "wind"} & set(reps)
+
+
+def test_format_texts_is_str_format():
+    from lalmbench.tasks.prep import format_texts
+
+    texts = ["a dog", "{x}", 'say "hi"', ""]
+    for template in ['What follows "{text}"?', "{text}", "{{literal}} {text} {{}}", "{text} and {text}",
+                     "{text!r}", "{text:>8}", "no field"]:
+        assert format_texts(template, texts) == [template.format(text=t) for t in texts], template
