@@ -234,11 +234,14 @@ def validate_events(df: pd.DataFrame, path: str | os.PathLike, clip_ids: Iterabl
     _control(df, "label", path, rows)
     if not same_values(df["caption"], df["label"]):                   # captions that are the labels (TACoBeLAL)
         _control(df, "caption", path, rows)
-    known = pd.Index(pd.Series(list(clip_ids) if not isinstance(clip_ids, pd.Series) else clip_ids)
-                     .astype("string").unique())
-    # check distinct ids only (1M rows -> ~100k lookups; a categorical is factorised already)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    known = _arrow(pd.Series(list(clip_ids) if not isinstance(clip_ids, pd.Series) else clip_ids))
+    # check distinct ids only (1M rows -> ~100k lookups, by Arrow's hash set; a categorical is factorised already)
     codes, uniq = pd.factorize(df["clip_id"])            # (the duplicate check reuses the codes)
-    unknown_u = known.get_indexer(pd.Index(np.asarray(uniq, dtype=object)).astype("string")) < 0
+    unknown_u = ~np.asarray(pc.is_in(_arrow(pd.Series(uniq)).cast(pa.large_string()),
+                                     value_set=known.cast(pa.large_string())), dtype=bool)
     if unknown_u.any():
         mask = unknown_u[codes] & (codes >= 0)
         _fail(path, mask, "clip_id is not in the clips table", df, "clip_id", rows)
