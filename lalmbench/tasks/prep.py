@@ -18,7 +18,6 @@ import pandas as pd
 
 from lalmbench.annotations import same_values
 from lalmbench.io import InputError
-from lalmbench.memory import release_freed
 
 EVENT_COLUMNS = ("clip_id", "onset_s", "offset_s", "label")
 CLIP_COLUMNS = ("clip_id", "audio_path")
@@ -259,10 +258,8 @@ def prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | Non
     every distinct caption), for a family that only looks texts up by code; rows tied in (clip,
     onset, offset) are still ordered by their texts, ranked among those rows only.
     """
-    prep = _prepare_events(events, clips, params, repeats=repeats, min_events=min_events, norm_order=norm_order,
+    return _prepare_events(events, clips, params, repeats=repeats, min_events=min_events, norm_order=norm_order,
                            text_order=text_order)
-    release_freed()                  # the string work's Arrow buffers and sort temporaries, before the items
-    return prep
 
 
 def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | None, *, repeats: str,

@@ -6,7 +6,7 @@ import logging
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.memory import release_freed, use_system_pool
+from lalmbench.memory import use_system_pool
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import write_items
 from lalmbench.tasks.options import ItemRows, import_in_background
@@ -33,7 +33,6 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
         validate_events(events, events_path, clips["clip_id"])
     rows_read = len(events)
     events, late, cut = fit_events_to_clips(events, clips)
-    release_freed()                  # the parquet read's and the checks' Arrow buffers, before the items
     tcfg = cfg["task"]
     items, stats = build_items(tcfg["family"], events, clips, dict(tcfg["params"]), seed=int(cfg["seed"]),
                                dataset=dataset, task=task)
