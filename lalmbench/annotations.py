@@ -97,6 +97,27 @@ def _plain_text(arr) -> bool:
     return not ((data[rel[:-1][nonempty]] == 0x20).any() or (data[rel[1:][nonempty] - 1] == 0x20).any())
 
 
+def edges_plain(arr) -> bool:
+    """True when no string of ``arr`` (pyarrow strings) starts or ends with a space, a control byte or a
+    non-ASCII byte, so stripping whitespace (Python's or Arrow's, Unicode included) changes none:
+    only the first and last byte of each string are looked at."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        return all(edges_plain(c) for c in arr.chunks)
+    if arr.type not in (pa.string(), pa.large_string()):
+        return False
+    n = len(arr)
+    if n == 0:
+        return True
+    width = np.int64 if arr.type == pa.large_string() else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], width)[arr.offset:arr.offset + n + 1]
+    data = np.frombuffer(arr.buffers()[2], np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    nonempty = offsets[1:] > offsets[:-1]
+    edge = np.r_[data[offsets[:-1][nonempty]], data[offsets[1:][nonempty] - 1]]
+    return not ((edge <= 0x20) | (edge >= 0x7F)).any()
+
+
 def collapse_whitespace(s: pd.Series) -> pd.Series:
     """Runs of whitespace (newlines, tabs, ...) -> one space, stripped; nulls stay null. Arrow's regex
     engine scans the column once for cells that need it (usually none: ``s`` comes back as is)."""
@@ -134,6 +155,12 @@ def _control(df: pd.DataFrame, col: str, path, rows: np.ndarray | None) -> None:
               "printable text", df, col, rows)
 
 
+def same_values(a: pd.Series, b: pd.Series) -> bool:
+    """``a.equals(b)``, answered at once when both columns hold the same array (captions that are the
+    labels): comparing a categorical with itself compares every category string."""
+    return a.array is b.array or a.equals(b)
+
+
 def _columns(df: pd.DataFrame, path, required: Iterable[str], what: str) -> None:
     missing = [c for c in required if c not in df.columns]
     if missing:
@@ -148,6 +175,10 @@ def _blank(s: pd.Series) -> np.ndarray:
         blank = np.r_[_blank(pd.Series(s.cat.categories)), True]      # code -1 (missing) -> last entry
         return blank[codes]
     na = s.isna().to_numpy()
+    if isinstance(s.array, pd.arrays.ArrowStringArray) and edges_plain(arr := _arrow(s)):
+        import pyarrow.compute as pc
+
+        return na | (pc.binary_length(arr).fill_null(0).to_numpy(zero_copy_only=False) == 0)
     st = s.astype("string").str.strip()
     return na | (st.fillna("") == "").to_numpy()
 
@@ -201,18 +232,21 @@ def validate_events(df: pd.DataFrame, path: str | os.PathLike, clip_ids: Iterabl
                          f"expected onset_s <= offset_s{more}")
     _fail(path, _blank(df["label"]), "label is empty; every event needs a label", df, "clip_id", rows)
     _control(df, "label", path, rows)
-    if not df["caption"].equals(df["label"]):                   # captions that are the labels (TACoBeLAL)
+    if not same_values(df["caption"], df["label"]):                   # captions that are the labels (TACoBeLAL)
         _control(df, "caption", path, rows)
-    known = pd.Index(pd.Series(list(clip_ids) if not isinstance(clip_ids, pd.Series) else clip_ids)
-                     .astype("string").unique())
-    # check distinct ids only (1M rows -> ~100k lookups; a categorical is factorised already)
-    codes, uniq = pd.factorize(df["clip_id"])
-    unknown_u = known.get_indexer(pd.Index(np.asarray(uniq, dtype=object)).astype("string")) < 0
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    known = _arrow(pd.Series(list(clip_ids) if not isinstance(clip_ids, pd.Series) else clip_ids))
+    # check distinct ids only (1M rows -> ~100k lookups, by Arrow's hash set; a categorical is factorised already)
+    codes, uniq = pd.factorize(df["clip_id"])            # (the duplicate check reuses the codes)
+    unknown_u = ~np.asarray(pc.is_in(_arrow(pd.Series(uniq)).cast(pa.large_string()),
+                                     value_set=known.cast(pa.large_string())), dtype=bool)
     if unknown_u.any():
         mask = unknown_u[codes] & (codes >= 0)
         _fail(path, mask, "clip_id is not in the clips table", df, "clip_id", rows)
     if duplicates == "error":
-        dup = _duplicate_events(df, on, off)
+        dup = _duplicate_events(df, on, off, codes)
         _fail(path, dup, "exact duplicate of an earlier event (same clip_id, onset_s, offset_s, label)", df,
               "label", rows)
     elif duplicates != "ignore":
@@ -250,6 +284,11 @@ def _fingerprint(df: pd.DataFrame, checked: tuple[str, ...]) -> dict:
         if s.dtype.kind in "biuf":
             v = s.to_numpy(np.float64, na_value=np.nan)
             cols[str(c)] = [float(np.nansum(v)).hex(), int(np.isnan(v).sum())]
+        elif isinstance(s.dtype, pd.CategoricalDtype):      # the same figures from the distinct strings
+            codes = s.cat.codes.to_numpy()
+            size = pc.binary_length(_arrow(pd.Series(s.cat.categories))).to_numpy(zero_copy_only=False)
+            uses = np.bincount(codes[codes >= 0], minlength=len(size))
+            cols[str(c)] = [int(uses @ size.astype(np.int64)), int((codes < 0).sum())]
         else:
             arr = _arrow(s)
             cols[str(c)] = [int(pc.sum(pc.binary_length(arr)).as_py() or 0), arr.null_count]
@@ -277,12 +316,12 @@ def fit_events_to_clips(events: pd.DataFrame, clips: pd.DataFrame) -> tuple[pd.D
     return events, int(late.sum()), int(over.sum())
 
 
-def _duplicate_events(df: pd.DataFrame, on: np.ndarray, off: np.ndarray) -> np.ndarray:
+def _duplicate_events(df: pd.DataFrame, on: np.ndarray, off: np.ndarray, clip: np.ndarray) -> np.ndarray:
     """``df.duplicated(subset=[clip_id, onset_s, offset_s, label])``, with pandas' four-column
     comparison run only on the rows whose integer hash of (clip, onset, offset) collides with
-    another's (on a 1M-row table: a handful of rows instead of all)."""
+    another's (on a 1M-row table: a handful of rows instead of all). ``clip``: the clip ids'
+    ``pd.factorize`` codes."""
     cols = ["clip_id", "onset_s", "offset_s", "label"]
-    clip, _ = pd.factorize(df["clip_id"])
     u = np.uint64
     h = (clip.astype(u) * u(0x9E3779B97F4A7C15)) ^ ((on + 0.0).view(u) * u(0xC2B2AE3D27D4EB4F)) \
         ^ ((off + 0.0).view(u) * u(0x165667B19E3779F9))

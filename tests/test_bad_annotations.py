@@ -174,3 +174,42 @@ def test_captions_stored_as_the_labels_are_read_once_and_others_as_stored(tmp_pa
         ["dog barks", "cats"]
     same[["clip_id", "label"]].to_parquet(tmp_path / "none.parquet")
     assert list(read_parquet_with_copy(tmp_path / "none.parquet", "caption", of="label").columns) == ["clip_id", "label"]
+
+
+def test_string_columns_read_as_categories_hold_the_stored_values_and_keep_the_stamp(tmp_path):
+    """``read_parquet(categories=...)`` gives the file's strings as codes into its dictionary; a file
+    stored otherwise (plain pages, one dictionary per row group) gives the same values; the checks'
+    stamp is the same as for the strings."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lalmbench.annotations import validated_stamp
+    from lalmbench.io import read_parquet, write_parquet
+
+    labels = [f"sound number {i % 3000} is heard" for i in range(20000)]
+    events = pd.DataFrame({"clip_id": [f"c{i % 50}" for i in range(20000)], "onset_s": 0.0, "offset_s": 1.0,
+                           "label": labels, "caption": labels, "source": "t"})
+    clips = pd.DataFrame({"clip_id": [f"c{i}" for i in range(50)], "audio_path": "a.wav"})
+    write_parquet(tmp_path / "e.parquet", events)
+    got = read_parquet(tmp_path / "e.parquet", categories=("clip_id", "label", "onset_s"))
+    assert list(got.columns) == list(events.columns)
+    assert isinstance(got["label"].dtype, pd.CategoricalDtype) and len(got["label"].cat.categories) == 3000
+    assert got["onset_s"].dtype == float and got["caption"].tolist() == labels == got["label"].tolist()
+    assert validated_stamp(clips, got) == validated_stamp(clips, events)
+    for name, kw in (("plain", {"dictionary_pagesize_limit": 1000}), ("groups", {"row_group_size": 3000})):
+        pq.write_table(pa.Table.from_pandas(events), tmp_path / f"{name}.parquet", **kw)
+        other = read_parquet(tmp_path / f"{name}.parquet", categories=("label",))
+        assert other["label"].tolist() == labels, name
+
+
+def test_blank_labels_are_found_with_or_without_padding():
+    """The byte-level shortcut (no string starts or ends with a space) gives what stripping gives."""
+    import pyarrow as pa
+
+    from lalmbench.annotations import _blank, edges_plain
+
+    plain = pd.Series(pd.arrays.ArrowStringArray(pa.array(["dog", "", None, "a b"])))
+    padded = pd.Series(pd.arrays.ArrowStringArray(pa.array(["dog", " ", "\u00a0", "a b\t", None])))
+    assert edges_plain(pa.array(plain.array)) and not edges_plain(pa.array(padded.array))
+    assert _blank(plain).tolist() == [False, True, True, False]
+    assert _blank(padded).tolist() == [False, True, True, False, True]

@@ -61,6 +61,34 @@ def _inside(path: str, root: str) -> bool:
 _PLAIN = re.compile(r"(?!\s)(?!\.\.?(?:/|$))[^/]+(?:/(?!\.\.?(?:/|$))[^/]+)*(?<!\s)").fullmatch
 
 
+# the paths _PLAIN does not match, among ASCII strings, for Arrow's RE2: whitespace (Python's \s in
+# ASCII) at either end, an empty, "." or ".." component, or nothing at all
+_NOT_PLAIN_ASCII = r"^[\t-\r\x1c- ]|[\t-\r\x1c- ]$|^/|/$|//|(^|/)\.\.?(/|$)|^$"
+
+
+def plain_paths(rel: Sequence) -> np.ndarray:
+    """``[type(r) is str and bool(_PLAIN(r)) for r in rel]`` as a bool array: ASCII strings are checked
+    by Arrow's regex engine in one pass, the others (non-ASCII, not strings) by Python's."""
+    return _plain_paths(rel)[0]
+
+
+def _plain_paths(rel: Sequence) -> tuple[np.ndarray, "pa.Array | None"]:
+    """(:func:`plain_paths`, the paths as an Arrow array where they all are strings)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        arr = pa.array(rel, type=pa.string())
+    except (pa.ArrowException, TypeError):
+        return np.fromiter((type(r) is str and bool(_PLAIN(r)) for r in rel), bool, len(rel)), None
+    plain = np.asarray(pc.and_(pc.string_is_ascii(arr), pc.invert(pc.match_substring_regex(arr, _NOT_PLAIN_ASCII)))
+                       .fill_null(False), dtype=bool)
+    other = np.flatnonzero(~np.asarray(pc.string_is_ascii(arr).fill_null(True), dtype=bool))
+    for i in other.tolist():
+        plain[i] = bool(_PLAIN(rel[i]))
+    return plain, arr
+
+
 def _row_of(rows: Sequence[int] | None, i: int) -> int:
     return rows[i] if rows is not None else i + 1
 
@@ -122,8 +150,13 @@ def resolve_audio(root: str | os.PathLike, rel: Sequence[str], *, source: str, r
     root_dir = os.path.join(root_s, "")             # root_s + "/" (once, also for the root "/")
     user_dir = os.path.join(str(root), "")
     dirs: dict[str, tuple[str, bool]] = {}           # folder -> (its realpath, inside the real root)
-    out: list[str] = []
     exists = np.ones(len(rel), bool)
+    if not check_exists:
+        out = _resolve_unchecked(rel, root, root_s, real_root, root_dir, user_dir, symlinks=symlinks, source=source,
+                                 rows=rows)
+        if out is not None:
+            return out, exists
+    out = []
     for i, r in enumerate(rel):
         if type(r) is str and _PLAIN(r):
             # the common case, a clean relative path: already normalised and inside the root, so only
@@ -155,6 +188,31 @@ def resolve_audio(root: str | os.PathLike, rel: Sequence[str], *, source: str, r
                          f"({int((~exists).sum())} of {len(out)} missing); put the dataset's audio under "
                          f"{root} or set missing_audio: skip to leave those clips out (counted in stats)")
     return out, exists
+
+
+def _resolve_unchecked(rel: Sequence, root, root_s: str, real_root: str, root_dir: str, user_dir: str, *,
+                       symlinks: str, source: str, rows: Sequence[int] | None) -> list[str] | None:
+    """:func:`resolve_audio` without ``check_exists``, on whole columns: plain paths are recognised in
+    one pass and their folders' symlinks checked once per distinct folder; only the other paths
+    take the per-path route. None when a folder leads out of the root (the per-path loop then
+    names the first such row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    plain, arr = _plain_paths(rel)
+    every = bool(plain.all())
+    if symlinks == "error" and plain.any():
+        simple = arr if every else pa.array([r for r, ok in zip(rel, plain.tolist()) if ok], type=pa.string())
+        folders = pc.unique(pc.replace_substring_regex(simple, r"(^|/)[^/]*$", "")).to_pylist() \
+            if pc.any(pc.match_substring(simple, "/")).as_py() else [""]
+        for folder in folders:
+            if not _inside(os.path.realpath(root_dir + folder), real_root):
+                return None
+    out = [user_dir + r for r in rel] if every else [user_dir + r if ok else "" for r, ok in zip(rel, plain.tolist())]
+    for i in np.flatnonzero(~plain).tolist():
+        out[i] = _resolve_other(rel[i], root, root_s, real_root, check_exists=False, symlinks=symlinks,
+                                source=source, row=_row_of(rows, i))[1]
+    return out
 
 
 def clips_frame(clip_ids: Iterable[str], audio_paths: Iterable[str], *, duration_s=np.nan, sample_rate=None,

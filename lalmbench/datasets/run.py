@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.annotations import (VALIDATED_KEY, collapse_whitespace_counted, validate_clips, validate_events,
-                                   validated_stamp)
+from lalmbench.annotations import (VALIDATED_KEY, collapse_whitespace_counted, same_values, validate_clips,
+                                   validate_events, validated_stamp)
 from lalmbench.datasets import CLIP_COLUMNS, EVENT_COLUMNS, adapt
 from lalmbench.memory import use_system_pool
 
@@ -73,7 +73,7 @@ def _origin(df: pd.DataFrame, file: str | None, fallback: str) -> tuple[str, np.
 def _clean_text(events: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Labels and captions with whitespace runs collapsed (see annotations); how many cells changed."""
     label, n_label = collapse_whitespace_counted(events["label"])
-    if events["caption"].equals(events["label"]):               # captions that are the labels (TACoBeLAL)
+    if same_values(events["caption"], events["label"]):               # captions that are the labels (TACoBeLAL)
         caption, n_caption = label, n_label
     else:
         caption, n_caption = collapse_whitespace_counted(events["caption"])

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lalmbench.annotations import edges_plain
 from lalmbench.datasets import Adapted, empty_events
 from lalmbench.datasets.common import (DatasetMissing, audio_checks, clips_frame, constant_strings, read_csv_strict,
                                        require_dir, require_file, resolve_audio)
@@ -91,8 +92,7 @@ def read_clean_strong(path: Path) -> pd.DataFrame | None:
         return None
     on = table["onset"].to_numpy()
     off = table["offset"].to_numpy()
-    fn = pc.utf8_trim_whitespace(table["filename"])
-    text = pc.utf8_trim_whitespace(table["text"])
+    fn, text = (table[c] if edges_plain(table[c]) else pc.utf8_trim_whitespace(table[c]) for c in ("filename", "text"))
     if (table["onset"].null_count or table["offset"].null_count or not np.isfinite(on).all()
             or not np.isfinite(off).all() or (off < on).any() or (on < 0).any()
             or pc.any(pc.equal(fn, "")).as_py() or pc.any(pc.equal(text, "")).as_py()):

@@ -25,8 +25,8 @@ import numpy as np
 
 from lalmbench.tasks import register_family
 from lalmbench.tasks.options import Coded, arrange, build_stats, emit, gc_paused
-from lalmbench.tasks.prep import (check_params, draw_positions, item_ids, param, prepare_events, r4, cap_per_clip,
-                                  with_none)
+from lalmbench.tasks.prep import (cap_per_clip, check_params, draw_positions, format_texts, item_ids, param,
+                                  prepare_events, r4, with_none)
 
 DEFAULT_QUESTION = 'What happens immediately after this sound first appears: "{text}"?'
 NONE_TEXT = "This is the last event, no immediate event after."
@@ -68,7 +68,8 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     sel_rng = np.random.default_rng(int(param(params, "sample_seed", 0)))
     pos_rng = np.random.default_rng(seed)
 
-    prep = prepare_events(events, clips, params, repeats="keep", min_events=2, norm_order=False)  # norm: equality only
+    # texts and norms are only looked up and compared by code: no sort of the distinct captions
+    prep = prepare_events(events, clips, params, repeats="keep", min_events=2, norm_order=False, text_order=False)
     ev = prep.ev
     clip = ev["clip"]
     on, off = ev["onset"], ev["offset"]
@@ -141,11 +142,11 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
         values = texts + [none_text] + prep.labels.tolist()
         lcode = np.where(is_none | (lcode < 0), len(values) - 1, n_t + 1 + lcode)
     opt_text = Coded(values, np.where(is_none, n_t, ev["tcode"][d0]))
-    opt_type = np.where(is_none, "none", "event").astype(object)
+    opt_type = Coded(["event", "none"], is_none)
     base_code = ev["tcode"][base]
     # one question per distinct base text
     q_codes, q_of = np.unique(base_code, return_inverse=True)
-    questions = Coded([question.format(text=texts[c]) for c in q_codes.tolist()], q_of.reshape(-1))
+    questions = Coded(format_texts(question, [texts[c] for c in q_codes.tolist()]), q_of.reshape(-1))
     jn = np.maximum(b_next, 0)
     clip_codes = clip[base]
     items = emit(
@@ -155,7 +156,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
         gold_pos=gold_pos,
         opt_meta={"onset_s": with_none(r4(on[d0], 6), is_none), "offset_s": with_none(r4(off[d0], 6), is_none),
                   "label": Coded(values, lcode)},
-        meta={"family": "next", "n_options": k, "answer_type": np.where(has_next, "event", "none").astype(object),
+        meta={"family": "next", "n_options": k, "answer_type": Coded(["event", "none"], ~has_next),
               "base_text": Coded(values, base_code), "base_onset_s": r4(on[base], 6),
               "base_offset_s": r4(off[base], 6),
               "gap_s": with_none(r4(on[jn] - on[base]), ~has_next),

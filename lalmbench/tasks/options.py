@@ -210,7 +210,7 @@ def gc_paused(fn):
 
 def emit(*, ids: Sequence[str], task: str, dataset: str, clip_ids: Sequence[str],
          audio_paths: Sequence[str], questions: Sequence[str] | str, opt_text: np.ndarray,
-         opt_type: np.ndarray | str, gold_pos: np.ndarray | None,
+         opt_type: np.ndarray | Coded | str, gold_pos: np.ndarray | None,
          opt_meta: dict[str, np.ndarray] | None = None, meta: dict[str, Any] | None = None,
          references: Sequence[list[str]] | None = None) -> "ItemRows":
     """Items in the contract from column arrays, as an :class:`ItemRows` sequence.
@@ -225,7 +225,8 @@ def emit(*, ids: Sequence[str], task: str, dataset: str, clip_ids: Sequence[str]
         flat_text = Coded(opt_text.values, opt_text.codes.reshape(-1))
     else:
         flat_text = opt_text.reshape(-1).tolist() if n else []
-    flat_type = opt_type.reshape(-1).tolist() if isinstance(opt_type, np.ndarray) else _Const(opt_type)
+    flat_type = Coded(opt_type.values, opt_type.codes.reshape(-1)) if isinstance(opt_type, Coded) else \
+        opt_type.reshape(-1).tolist() if isinstance(opt_type, np.ndarray) else _Const(opt_type)
     okeys = tuple(opt_meta or {})
     ocols = [_column(opt_meta[key] if isinstance(opt_meta[key], (Coded, Nullable)) else np.asarray(opt_meta[key]))
              for key in okeys]
@@ -467,6 +468,9 @@ def _encode(values: list, kind: str) -> "pa.BinaryArray":
     if kind == "nullable":                      # NaN where null: orjson writes null for both
         return split(_dump(np.where(values.null, np.nan, values.values))[1:-1], b",")
     if kind == "str_or_null":
+        n_null = values.count(None)
+        if 0 < n_null < len(values) and values.index(None) == len(values) - n_null:    # None only at the end
+            return pa.concat_arrays([_encode_json(values[:-n_null]), pa.array([b"null"] * n_null, pa.binary())])
         null = np.fromiter((v is None for v in values), bool, len(values))
         strs = [v for v in values if v is not None]
         if not strs:

@@ -6,7 +6,7 @@ import logging
 import pandas as pd
 
 from lalmbench import io
-from lalmbench.memory import release_freed, use_system_pool
+from lalmbench.memory import use_system_pool
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import write_items
 from lalmbench.tasks.options import ItemRows, import_in_background
@@ -19,12 +19,13 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
     use_system_pool()
     import_in_background("scipy.special")          # for the stats' chi-square p-value, at the end
-    from lalmbench.annotations import (VALIDATED_KEY, fit_events_to_clips, validate_clips, validate_events,
-                                       validated_stamp)
+    from lalmbench.annotations import (VALIDATED_KEY, fit_events_to_clips, same_values, validate_clips,
+                                       validate_events, validated_stamp)
 
     clips = io.read_parquet(clips_path)
-    events = io.read_parquet_with_copy(events_path, "caption", of="label")
-    if {"label", "caption"} <= set(events.columns) and events["caption"].equals(events["label"]):
+    # ids and texts as codes into their distinct values (the builders work on codes)
+    events = io.read_parquet_with_copy(events_path, "caption", of="label", categories=("clip_id", "label", "caption"))
+    if {"label", "caption"} <= set(events.columns) and same_values(events["caption"], events["label"]):
         events["caption"] = events["label"]      # captions that are the labels (TACoBeLAL): one copy, not two
     stamp = io.parquet_metadata(events_path).get(VALIDATED_KEY)
     if stamp is None or stamp != validated_stamp(clips, events):    # not checked by the step that wrote them
@@ -32,7 +33,6 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
         validate_events(events, events_path, clips["clip_id"])
     rows_read = len(events)
     events, late, cut = fit_events_to_clips(events, clips)
-    release_freed()                  # the parquet read's and the checks' Arrow buffers, before the items
     tcfg = cfg["task"]
     items, stats = build_items(tcfg["family"], events, clips, dict(tcfg["params"]), seed=int(cfg["seed"]),
                                dataset=dataset, task=task)

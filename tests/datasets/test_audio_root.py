@@ -79,3 +79,27 @@ def test_paths_that_need_normalising_give_the_same_file_as_the_plain_one(tree):
     paths, exists = resolve_audio(root, ["in.wav", " in.wav", "./in.wav", "sub/../in.wav", "sub//../in.wav"],
                                   source="ann.csv")
     assert paths == [str(root / "in.wav")] * 5 and exists.all()
+
+
+@pytest.mark.parametrize("paths", [["a.wav", "sub/b.wav", "x/y/z.flac"],
+                                   ["a.wav", " a.wav", "a.wav\t", "./a", "a/./b", "a/../b", "../a", "/abs", "a//b", "a/",
+                                    "", ".", "..", "...", ".a/b", "a/..b", "a/b..", "a\x1cb", "\x1ca", "a\x0b", "é.wav",
+                                    "\u00a0a", "a\u2003", "sub/é/../x", "a\nb", "a\n"]])
+def test_plain_paths_are_the_plain_pattern(paths):
+    from lalmbench.datasets.common import _PLAIN, plain_paths
+
+    assert plain_paths(paths).tolist() == [bool(_PLAIN(p)) for p in paths]
+    assert plain_paths(paths + [None, 3.0]).tolist() == [bool(_PLAIN(p)) for p in paths] + [False, False]
+
+
+def test_unchecked_paths_resolve_as_the_checked_ones(tree):
+    """Without check_exists the paths come from the column-wise route: same paths, same errors."""
+    root, out = tree
+    rel = ["in.wav", " in.wav", "./in.wav", "sub/../in.wav", "sub/x.wav", "nowhere.wav"]
+    paths, exists = resolve_audio(root, rel, source="ann.csv", check_exists=False)
+    assert paths == [str(root / "in.wav")] * 4 + [str(root / "sub" / "x.wav"), str(root / "nowhere.wav")]
+    assert exists.all()
+    with pytest.raises(InputError, match=r"^ann.csv: row 3: audio path 'linkdir/y.wav' resolves through a symlink"):
+        resolve_audio(root, ["in.wav", "sub/x.wav", "linkdir/y.wav"], source="ann.csv", check_exists=False)
+    with pytest.raises(InputError, match=r"^ann.csv: row 2: audio path '../x.wav' escapes"):
+        resolve_audio(root, ["in.wav", "../x.wav"], source="ann.csv", check_exists=False)

@@ -41,3 +41,43 @@ def test_answer_balance_chi_square_is_scipys(obs):
     got = _chi(obs, len(obs))[f"n_options={len(obs)}"]
     res = chisquare(obs)
     assert got == {"observed": obs, "chi2": float(res.statistic), "p": float(res.pvalue)}
+
+
+def test_texts_numbered_as_read_give_the_rows_and_representatives_of_sorted_codes():
+    """``text_order=False`` (the next family) keeps a categorical's own numbering of the texts; rows
+    tied in (clip, onset, offset) are still ordered by their texts, and each normalised text keeps
+    the first of its spellings in code point order, as with sorted codes."""
+    import numpy as np
+
+    from lalmbench.tasks.prep import prepare_events
+    from tests.tasks.conftest import make_tables
+
+    rng = np.random.default_rng(0)
+    spellings = ["dog barks", "Dog barks.", "DOG barks!", "a bell rings", "wind", "Wind", "zither", "hum"]
+    rows = []
+    for c in range(60):
+        for _ in range(6):                      # few distinct onsets, so many rows tie with another
+            lab = str(rng.choice(spellings))
+            on = float(rng.integers(0, 3))
+            rows.append((f"c{c:02d}", on, on + float(rng.integers(1, 3)), lab, lab))
+    events, clips = make_tables(rows)
+    events = events.drop_duplicates(["clip_id", "onset_s", "offset_s", "label"]).reset_index(drop=True)
+    coded = events.assign(label=pd.Categorical(events["label"], categories=sorted(spellings, reverse=True)))
+    coded["caption"] = coded["label"]
+    sorted_ = prepare_events(events.assign(caption=events["label"]), clips, {}, repeats="keep")
+    as_read = prepare_events(coded, clips, {}, repeats="keep", norm_order=False, text_order=False)
+    assert list(as_read.texts) == sorted(spellings, reverse=True)          # the categorical's numbering
+    assert as_read.ev["row"].tolist() == sorted_.ev["row"].tolist()
+    assert as_read.texts[as_read.ev["tcode"]].tolist() == sorted_.texts[sorted_.ev["tcode"]].tolist()
+    reps = as_read.text_uniques[as_read.ev["norm"]].tolist()
+    assert reps == sorted_.text_uniques[sorted_.ev["norm"]].tolist()
+    assert {"DOG barks!", "Wind"} <= set(reps) and not {"dog barks", "Dog barks.", "wind"} & set(reps)
+
+
+def test_format_texts_is_str_format():
+    from lalmbench.tasks.prep import format_texts
+
+    texts = ["a dog", "{x}", 'say "hi"', ""]
+    for template in ['What follows "{text}"?', "{text}", "{{literal}} {text} {{}}", "{text} and {text}",
+                     "{text!r}", "{text:>8}", "no field"]:
+        assert format_texts(template, texts) == [template.format(text=t) for t in texts], template
