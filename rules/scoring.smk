@@ -9,7 +9,6 @@ rule score:
         rulegrid.per_task(MCQ_TASKS, lambda t: env_ready("core") + env_ready(rulegrid.scoring_env(config, t))),
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         predictions="results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
-        prompt=prompt_path("{prompt}"),
     output:
         decisions="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/decisions.parquet",
         metrics="results/scores/{model}/{dataset}/{task}/{condition}/{prompt}/metrics.json",
