@@ -23,3 +23,22 @@ def use_system_pool() -> None:
     pool = pa.system_memory_pool()
     if pa.default_memory_pool().backend_name != pool.backend_name:
         pa.set_memory_pool(pool)
+    one_malloc_arena()
+
+
+def one_malloc_arena() -> None:
+    """Make the threads this process starts from now on allocate from glibc's main heap too.
+
+    glibc gives each thread that allocates while another holds the heap's lock an arena of its own,
+    and memory freed in one arena is not reused by another: the steps' helper threads (parquet
+    reads and writes, text normalisation, the JSON Lines chunks) each kept their own freed pages.
+    With one arena (``mallopt(M_ARENA_MAX, 1)``, as ``MALLOC_ARENA_MAX=1`` sets it) the 1M-row
+    TACoBeLAL build (adapter + next) peaks at ~650 MB instead of ~820 MB, with less system time
+    and the same wall time. A no-op where the C library has no ``mallopt`` (not glibc)."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(ctypes.c_int(-8), ctypes.c_int(1))        # M_ARENA_MAX (malloc.h), 1

@@ -35,6 +35,8 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
           if checked else contextlib.nullcontext()):
         validate_clips(clips, clips_src, rows=clip_rows)
         validate_events(events, events_src, clips["clip_id"], duplicates=duplicates, rows=event_rows)
+        if checked:                 # final clips (no consistency step): written while the events still are
+            io.write_parquet(clips_path, clips)
     stats = dict(res.stats, adapter=cfg["adapter"])
     if collapsed:
         stats["text_whitespace_collapsed"] = collapsed
@@ -54,8 +56,8 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     stats.update(clips_written=len(clips), events_written=len(events), items_written=len(items))
     log.info("%s: %d clips, %d events, %d items; dropped %s", dataset, len(clips), len(events), len(items),
              stats.get("dropped"))
-    io.write_parquet(clips_path, clips)
     if not checked:
+        io.write_parquet(clips_path, clips)
         io.write_parquet(events_path, events)
     io.write_jsonl(items_path, items)
     io.write_json(stats_path, stats)

@@ -332,13 +332,31 @@ def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | No
         # sorted codes: every code (and so every tie-break and sample) is independent of input row order
         lcodes, luniq = sorted_codes(lraw, lvals)
         tcodes, tuniq = (lcodes, luniq) if same_texts else sorted_codes(traw, tvals, strip=True)
-    texts = np.asarray(tuniq, dtype=object)
-    empty = (tcodes < 0) | np.r_[texts == "", True][tcodes]
-    norm_uniq = normalise_text(pd.Series(tuniq, dtype="string"))
-    ncodes_u, norm_vals = factorize_strings(norm_uniq, sort=norm_order)
-    norm = np.where(tcodes >= 0, ncodes_u[np.maximum(tcodes, 0)], -1)
-    # representative text for each norm code: the first (in code point order) of the texts mapping to it
-    rep_idx = _first_text_per_norm(ncodes_u, len(norm_vals), tuniq if as_read else None, tcodes)
+    def norms() -> tuple[np.ndarray, int, np.ndarray]:
+        """(norm code of each row, number of norm codes, each norm code's representative text code)."""
+        ncodes_u, norm_vals = factorize_strings(normalise_text(pd.Series(tuniq, dtype="string")), sort=norm_order)
+        # representative text for each norm code: the first (in code point order) of the texts mapping to it
+        rep = _first_text_per_norm(ncodes_u, len(norm_vals), tuniq if as_read else None, tcodes)
+        return np.where(tcodes >= 0, ncodes_u[np.maximum(tcodes, 0)], -1), len(norm_vals), rep
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    # the distinct texts are normalised in a thread while the rows are sorted here (Arrow's and
+    # numpy's kernels release the GIL, so on two cores the two overlap)
+    with ThreadPoolExecutor(1, thread_name_prefix="norms") as pool:
+        normed = pool.submit(norms)
+        texts = np.asarray(tuniq, dtype=object)
+        empty = (tcodes < 0) | np.r_[texts == "", True][tcodes]
+        # Work on a row-index vector and take every column once at the end (each take of 1M rows
+        # costs ~10 ms per column; filtering the whole table at each step cost ~1 s per family).
+        short = ~empty & (offset - onset < min_event_s)
+        idx = np.flatnonzero(~empty & ~short)
+        if not as_read:
+            tie = tcodes.astype(np.int64) * (len(luniq) + 1) + lcodes
+            idx = idx[sort_order(code[idx], onset[idx], offset[idx], tie[idx])]
+        else:                               # texts = labels, numbered as read: ties are ranked by the strings
+            idx = idx[sort_order(code[idx], onset[idx], offset[idx], tcodes[idx], tie_values=tuniq)]
+        norm, n_norm, rep_idx = normed.result()
     text_uniques = texts[rep_idx] if len(rep_idx) else np.zeros(0, object)
 
     prep = Prepared(ev=Table(), clip_ids=clip_ids, audio_paths=audio_paths, clip_durations=clip_durations,
@@ -347,19 +365,10 @@ def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | No
                                  np.array([None], dtype=object)],
                     raw_clip=code, raw_lcode=lcodes, raw_norm=norm,
                     rows_read=rows_read)
-    # Work on a row-index vector and take every column once at the end (each take of 1M rows
-    # costs ~10 ms per column; filtering the whole table at each step cost ~1 s per family).
     prep.drop("event:empty_text", int(empty.sum()))
-    short = ~empty & (offset - onset < min_event_s)
     prep.drop("event:shorter_than_min_event_s", int(short.sum()))
-    idx = np.flatnonzero(~empty & ~short)
-    if not as_read:
-        tie = tcodes.astype(np.int64) * (len(luniq) + 1) + lcodes
-        idx = idx[sort_order(code[idx], onset[idx], offset[idx], tie[idx])]
-    else:                                   # texts = labels, numbered as read: ties are ranked by the strings
-        idx = idx[sort_order(code[idx], onset[idx], offset[idx], tcodes[idx], tie_values=tuniq)]
     # occurrence index of each (clip, text) and its count: stable sort by one int64 key
-    key = code[idx] * np.int64(max(len(norm_vals), 1) + 1) + (norm[idx] + 1)
+    key = code[idx] * np.int64(max(n_norm, 1) + 1) + (norm[idx] + 1)
     ko = np.argsort(key, kind="stable")
     ks = key[ko]
     new = np.r_[True, ks[1:] != ks[:-1]] if len(ks) else np.zeros(0, bool)

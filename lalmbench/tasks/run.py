@@ -53,4 +53,5 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
                          f"drop reasons: {stats.get('dropped')}")
     log.info("%s: %d items; dropped %s", task, len(items), stats.get("dropped"))
     io.write_json(stats_path, stats)
+    del events, clips                # the items hold what they need: the tables' memory goes before the write's
     write_items(items_path, items)
