@@ -168,10 +168,17 @@ def model_entry_untracked(w):
     return Untracked(canonical(model_cfg(w.model)))
 
 
-def slice_spec(kind):
-    """Param function: the plan spec of the predictions file a rule writes (main | circular | determinism)."""
+def job_spec(kind):
+    """The plan spec (lalmbench.inference.plan.Spec) of the predictions file a job writes, from its
+    wildcards (main | circular | determinism)."""
     arg = {"main": None, "circular": "k", "determinism": "bs"}[kind]
-    return lambda w: canonical([kind, w.dataset, w.task, w.condition, w.prompt, int(w[arg]) if arg else None])
+    return lambda w: (kind, w.dataset, w.task, w.condition, w.prompt, int(w[arg]) if arg else None)
+
+
+def slice_spec(kind):
+    """Param function: the job's plan spec as a tracked string."""
+    spec = job_spec(kind)
+    return lambda w: canonical(list(spec(w)))
 
 
 def generate_inputs(w):
@@ -183,12 +190,11 @@ def generated_summary(kind):
     """Input function of the infer rules: the model's generate summary, for ordering only
     (``ancient``) while the file is current; plain when it is missing or older than its own inputs,
     so a generate rerun reaches it (lalmbench.inference.plan.file_is_current says why)."""
-    arg = {"main": None, "circular": "k", "determinism": "bs"}[kind]
+    spec = job_spec(kind)
 
     def summary(w):
-        spec = (kind, w.dataset, w.task, w.condition, w.prompt, int(w[arg]) if arg else None)
         path = summary_path(w.model)
-        return ancient(path) if file_is_current(slice_from_spec(w.model, spec)) else path
+        return ancient(path) if file_is_current(slice_from_spec(w.model, spec(w))) else path
     return summary
 
 

@@ -7,8 +7,11 @@ load, one GPU allocation) produces every prediction the target needs from that m
 from __future__ import annotations
 
 import json
+import os
+from functools import lru_cache
 from typing import Iterable, Sequence
 
+from lalmbench.inference.fingerprint import file_digest
 from lalmbench.inference.slices import Slice
 
 
@@ -99,9 +102,14 @@ def slice_input_files(sl: Slice) -> list[str]:
 
 
 def input_digests(sl: Slice) -> dict[str, str]:
-    from lalmbench.inference.fingerprint import file_digest
-
     return {p: file_digest(p) for p in slice_input_files(sl)}
+
+
+@lru_cache(maxsize=None)
+def _digest_at(path: str, mtime_ns: int, size: int) -> str:
+    """A file's digest, once per version of it: many predictions files share one items file or
+    template, and planning may ask about all of them."""
+    return file_digest(path)
 
 
 def file_is_current(sl: Slice) -> bool:
@@ -115,21 +123,17 @@ def file_is_current(sl: Slice) -> bool:
     model's generate job reruns for other files, and a file that is missing or out of date is reached
     through the summary. A fingerprint change reaches every file of the model through rule
     model_fingerprint instead."""
-    import os
-
     try:
         made = os.stat(sl.out).st_mtime_ns
-        newer = [p for p in slice_input_files(sl) if os.stat(p).st_mtime_ns > made]
+        newer = [(p, st) for p in slice_input_files(sl) if (st := os.stat(p)).st_mtime_ns > made]
     except FileNotFoundError:
         return False
     if not newer:
         return True
     import pyarrow.parquet as pq
 
-    from lalmbench.inference.fingerprint import file_digest
-
     recorded = json.loads((pq.read_schema(sl.out).metadata or {}).get(INPUTS_KEY.encode(), b"{}"))
-    return all(recorded.get(p) == file_digest(p) for p in newer)
+    return all(recorded.get(p) == _digest_at(p, st.st_mtime_ns, st.st_size) for p, st in newer)
 
 
 def slice_inputs(slices: Iterable[Slice]) -> dict[str, list[str]]:

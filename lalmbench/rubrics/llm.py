@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -41,16 +42,15 @@ class RubricLLM(CachedLLM):
     (the hf backend seeds torch per batch with it); sampling runs one prompt per call, so a reply
     depends only on (model, prompt, settings, seed), never on which other prompts were cached."""
 
-    REPLY_KEYS = ("raw", "error")
-
     def __init__(self, model_name: str, model_cfg: dict, generation: dict, *, cache_dir: str | Path | None = None,
                  model: Any = None):
         super().__init__(model_name, model_cfg, generation, cache_dir=cache_dir, model=model)
         self.sampling = dict(generation)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
-        """The model entry's prediction fingerprint (seed excluded: it is keyed per call)."""
+        """The model entry's prediction fingerprint (seed excluded: it is keyed per call); the entry
+        is fixed once built, so it is hashed once, not once per prompt's cache key."""
         from lalmbench.inference.fingerprint import model_fingerprint
 
         return model_fingerprint({k: v for k, v in self.cfg.items() if k != "seed"})
