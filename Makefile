@@ -82,7 +82,7 @@ report: $(VENV)/.installed
 	$(SNAKEMAKE) --cores $(CORES) --report results/report.html
 
 envs: $(VENV)/.installed
-	$(VENV)/bin/python -m lalmbench.envs
+	$(VENV)/bin/python -m lalmbench.workflow.envs
 
 # GPU env images from envs/containers/ (rendered by `make envs`); needs Docker and/or Apptainer on the
 # build machine (containers-docker / containers-apptainer build with one). Not run by the tests.

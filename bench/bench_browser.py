@@ -16,8 +16,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.record import record  # noqa: E402
-from lalmbench import io  # noqa: E402
-from lalmbench.browser.build import write_browser  # noqa: E402
+from lalmbench.core import io  # noqa: E402
+from lalmbench.report.browser.build import write_browser  # noqa: E402
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--items", type=int, default=5000)

@@ -78,7 +78,7 @@ def main(argv=None) -> int:
           f"(wall times inflate when other work shares the cores; CPU seconds do not)")
     print(f"table: {len(events):,} events, {len(clips):,} clips, {events['label'].nunique()} labels "
           f"(generated in {t_gen:.1f} s, not counted)")
-    from lalmbench.annotations import validate_clips, validate_events
+    from lalmbench.data.annotations import validate_clips, validate_events
     t, c = time.perf_counter(), cpu_s()
     validate_clips(clips, "bench:clips")
     validate_events(events, "bench:events", clips["clip_id"])
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
         record("builders", "validate + MCQ families, 1M events / 100k clips, wall", mcq, "s", "<= 30")
         record("builders", "validate + MCQ families, 1M events / 100k clips, peak RSS", peak_rss_mb(), "MB", "<= 2048")
     if args.stats_json:
-        from lalmbench.io import write_json
+        from lalmbench.core.io import write_json
         write_json(args.stats_json, all_stats)
     return 0
 

@@ -1,4 +1,4 @@
-"""Captioning metrics: the project's path (lalmbench.metrics.captioning: a subprocess into the
+"""Captioning metrics: the project's path (lalmbench.scoring.metrics.captioning: a subprocess into the
 captioning env running aac-metrics) vs pycocoevalcap run directly, plus SBERT-sim on its own.
 
 Input: the Clotho development subset in ../shared/reference-data/clotho (2,893 clips x 5 captions;
@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.record import record  # noqa: E402
-from lalmbench.metrics.captioning import captioning_python, score_captions  # noqa: E402
+from lalmbench.scoring.metrics.captioning import captioning_python, score_captions  # noqa: E402
 
 SEVEN = ["bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d"]
 REFERENCE = ROOT / "tests" / "metrics" / "pycoco_reference.py"

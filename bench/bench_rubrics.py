@@ -27,7 +27,7 @@ CLOTHO = REPO.parent / "shared" / "reference-data" / "clotho" / "clotho_captions
 def main() -> None:
     import pandas as pd
 
-    from lalmbench import io
+    from lalmbench.core import io
     from lalmbench.analysis.embed import load_encoder
     from lalmbench.rubrics.files import make_llm, run_rubric
 

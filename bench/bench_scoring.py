@@ -1,4 +1,4 @@
-"""Throughput of MCQ parsing + scoring (lalmbench.scoring.score_mcq) on synthetic predictions.
+"""Throughput of MCQ parsing + scoring (lalmbench.scoring.mcq.score_mcq) on synthetic predictions.
 
 Target: 1,000,000 MCQ predictions in <= 30 s on 2 cores; one 1 MB degenerate output parsed in
 well under 1 s (parsing is linear in the output length).
@@ -24,8 +24,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.record import record  # noqa: E402
-from lalmbench.parse import parse_options_key  # noqa: E402
-from lalmbench.scoring import score_mcq  # noqa: E402
+from lalmbench.scoring.parse import parse_options_key  # noqa: E402
+from lalmbench.scoring.mcq import score_mcq  # noqa: E402
 
 WORDS = ("dog bark cat meow rain wind engine siren bell piano guitar voice man woman child crowd "
          "water door car train bird drum beep tone noise silence short long first second loud quiet").split()

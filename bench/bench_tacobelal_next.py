@@ -112,7 +112,7 @@ def make_strong_csv(path: Path, n_rows: int, seed: int = 0) -> None:
 
 def run_ours(csv: Path, out: Path) -> int:
     """The adapter rule entry, then the task rule entry (family next); returns items written."""
-    from lalmbench.datasets.run import adapt_dataset_files
+    from lalmbench.data.adapters.run import adapt_dataset_files
     from lalmbench.tasks.run import build_task_files
 
     audio = out / "audio"

@@ -31,7 +31,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.record import record  # noqa: E402
-from lalmbench import io  # noqa: E402
+from lalmbench.core import io  # noqa: E402
 from lalmbench.tracking import job_settings  # noqa: E402
 from lalmbench.tracking.server import local_server  # noqa: E402
 

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from lalmbench.inference.model_job import build_input
     from lalmbench.models.base import load_model
-    from lalmbench.stats import wilson_interval
+    from lalmbench.core.stats import wilson_interval
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tasks", nargs="+", help="task JSONL files (results/tasks/<dataset>/<task>.jsonl)")
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--answers", default="", help="write {item id: answer} here (JSON), e.g. to compare conditions")
     a = ap.parse_args(argv)
     cfg = yaml.safe_load(Path(a.config).read_text())
-    from lalmbench.config import validate_config
+    from lalmbench.workflow.config import validate_config
 
     validate_config(cfg, REPO / "config" / "schema.yaml", REPO)
     entry = dict(cfg["models"][a.model])

@@ -29,9 +29,9 @@ def _cpu() -> float:
 def main(n_scenes: int = 24) -> None:
     c0 = _cpu()
     t0 = time.perf_counter()
-    from lalmbench.audio import load_audio
+    from lalmbench.data.audio import load_audio
     from lalmbench.models.base import ModelInput, load_model
-    from lalmbench.synth.scenes import generate_scenes
+    from lalmbench.data.synth.scenes import generate_scenes
 
     model = load_model("cascade", {"backend": "cascade"})
     load_s = time.perf_counter() - t0

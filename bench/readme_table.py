@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                   "--write`", file=sys.stderr)
             return 1
         return 0
-    from lalmbench.io import write_text
+    from lalmbench.core.io import write_text
 
     write_text(README, head + table + tail)
     return 0

@@ -81,7 +81,7 @@ def record(bench: str, figure: str, value: float, unit: str, target: str | None 
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if old and not old.endswith("\n"):
         old += "\n"
-    from lalmbench.io import write_text
+    from lalmbench.core.io import write_text
 
     write_text(path, old + json.dumps(line, ensure_ascii=False) + "\n")
     return line
@@ -89,7 +89,7 @@ def record(bench: str, figure: str, value: float, unit: str, target: str | None 
 
 def read_results(results_dir: str | os.PathLike | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every line of every ``*.jsonl`` under results_dir, by bench; a bad line names its file and line."""
-    from lalmbench.io import read_jsonl
+    from lalmbench.core.io import read_jsonl
 
     path = Path(results_dir) if results_dir is not None else RESULTS
     out: dict[str, list[dict[str, Any]]] = {}

@@ -5,7 +5,7 @@
 #     for the first max_items items of each captured run, then capture.json (the list of item folders).
 #   attention_model_figures: heatmaps per item + the per-item, per-layer audio share of one model.
 #   attention_share: the audio share per model and layer, conditions side by side (figure + table).
-# Helpers live in rules/common.smk ("attention" section); logic in lalmbench/attention and lalmbench/plots/attention.py.
+# Helpers live in rules/common.smk ("attention" section); logic in lalmbench/attention and lalmbench/report/plots/attention.py.
 
 
 rule attention:

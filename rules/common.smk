@@ -6,19 +6,19 @@ from pathlib import Path
 BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the lalmbench package, importable without installing it
 
-from lalmbench import rulegrid
-from lalmbench.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
+from lalmbench.workflow import rulegrid
+from lalmbench.workflow.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import (file_is_current, fingerprint_path, model_specs, slice_from_spec,
                                       slice_inputs, summary_path)
-from lalmbench.parse import scorer_fingerprint
-from lalmbench.provenance import config_hash
-from lalmbench.prompts import shows_labels
-from lalmbench.rulegrid import Untracked
-from lalmbench.synth.trivial import FAMILIES as SYNTH_FAMILIES
+from lalmbench.scoring.parse import scorer_fingerprint
+from lalmbench.core.provenance import config_hash
+from lalmbench.inference.prompts import shows_labels
+from lalmbench.workflow.rulegrid import Untracked
+from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
-from lalmbench.snakemake_signatures import cache_function_signatures
+from lalmbench.workflow.snakemake_signatures import cache_function_signatures
 
 cache_function_signatures()  # each param function's signature read once, not once per job
 
@@ -274,7 +274,7 @@ def listening_files(w):
 
 def agreement_pairs():
     """{name: {a, b, runs}} for checks.agreement (only pairs that share at least one run)."""
-    from lalmbench.agreement import shared_runs
+    from lalmbench.checks.agreement import shared_runs
 
     out = {}
     for pair in config["checks"]["agreement"]:

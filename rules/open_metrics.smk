@@ -3,7 +3,7 @@
 # paths, so results/all.tsv picks them up unchanged. Captioning metrics run in their own env in
 # every mode (rule caption_metrics: conda envs/captioning.yaml, or the venv venv_root/captioning),
 # never in the driver: caption_request (core) writes the worker's input, score_open reads its output.
-from lalmbench import rulegrid
+from lalmbench.workflow import rulegrid
 
 
 CAPTION_TASKS = [t for t in OPEN_TASKS if rulegrid.scoring_kind(config, t) == "captioning"]
@@ -54,7 +54,7 @@ rule caption_metrics:
         runtime=60,
     shell:
         "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "
-        "{params.py} lalmbench/metrics/aac_worker.py {input.request} {output} > {log} 2>&1"
+        "{params.py} lalmbench/scoring/metrics/aac_worker.py {input.request} {output} > {log} 2>&1"
 
 
 rule score_open:

@@ -1,7 +1,7 @@
 # Predictions -> per-item decisions + metrics.json -> results/all.tsv (one row per run x metric).
 # With the top-level `judge:` block, the MCQ tasks it covers are scored with the LLM-judge fallback
-# (lalmbench/judge_mcq.py), in the judge model's env: score_hf / score_vllm are the same job there.
-from lalmbench import rulegrid
+# (lalmbench/scoring/judge_mcq.py), in the judge model's env: score_hf / score_vllm are the same job there.
+from lalmbench.workflow import rulegrid
 
 
 rule score:

@@ -2,8 +2,8 @@
 # batch-size determinism, LLM-judge audits; statistics over scored runs (breakdowns, paired tests).
 # Off unless `sweeps:` is in the config; targets: `snakemake sweeps`, `snakemake stats`.
 # Outputs under results/sweeps/ and results/stats/; the sweep metrics files (SWEEP_METRICS) use
-# the all.tsv format, so rule aggregate can take them as extra inputs. Grid logic: lalmbench/rulegrid.py.
-from lalmbench import rulegrid
+# the all.tsv format, so rule aggregate can take them as extra inputs. Grid logic: lalmbench/workflow/rulegrid.py.
+from lalmbench.workflow import rulegrid
 
 SWEEPS = config.get("sweeps") or {}
 CIRCULAR = SWEEPS.get("circular") or {}

@@ -4,8 +4,8 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.datasets.run import import_task_files
-from lalmbench.progress import setup_logging
+from lalmbench.data.adapters.run import import_task_files
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--config-json", required=True, help="{task, dataset, seed, ...} as for build_task")

@@ -3,7 +3,7 @@ import argparse
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.aggregate import write_all_tsv
+from lalmbench.report.aggregate import write_all_tsv
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--out", required=True)

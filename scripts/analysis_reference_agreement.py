@@ -6,7 +6,7 @@ import argparse
 import _bootstrap  # noqa: F401
 
 from lalmbench.analysis.files import reference_agreement_files
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 src = p.add_mutually_exclusive_group(required=True)

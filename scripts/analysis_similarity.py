@@ -5,7 +5,7 @@ import argparse
 import _bootstrap  # noqa: F401
 
 from lalmbench.analysis.files import similarity_files, similarity_table
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 sub = p.add_subparsers(dest="cmd", required=True)

@@ -4,9 +4,9 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.attention.capture import capture_model
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--model", required=True)

@@ -5,8 +5,8 @@ import logging
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.browser.build import write_browser
-from lalmbench.progress import setup_logging
+from lalmbench.report.browser.build import write_browser
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--decisions", required=True, help="results/tables/decisions.parquet")
@@ -22,5 +22,5 @@ if unknown:
     raise SystemExit(f"browser options: unknown key(s) {sorted(unknown)}; known: max_raw_chars, bundle_audio")
 data = write_browser(a.tasks, a.decisions, out_html=a.html, out_data=a.data,
                      max_raw_chars=int(opts.get("max_raw_chars", 4000)), bundle_audio=bool(opts.get("bundle_audio")))
-logging.getLogger("lalmbench.browser").info("%s: %d items, %d runs, %d answers", a.html, len(data["items"]),
+logging.getLogger("lalmbench.report.browser").info("%s: %d items, %d runs, %d answers", a.html, len(data["items"]),
                                             len(data["runs"]), len(data["preds"]))

@@ -3,8 +3,8 @@ import argparse
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.audio_cache import cache_task_audio
-from lalmbench.progress import setup_logging
+from lalmbench.data.audio_cache import cache_task_audio
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--items", required=True)

@@ -4,8 +4,8 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench import io
-from lalmbench.metrics.open import caption_request
+from lalmbench.core import io
+from lalmbench.scoring.metrics.open import caption_request
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--items", required=True)

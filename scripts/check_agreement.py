@@ -4,8 +4,8 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.agreement import write_agreement_table
-from lalmbench.progress import setup_logging
+from lalmbench.checks.agreement import write_agreement_table
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--pairs-json", required=True)

@@ -4,8 +4,8 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.listening_check import write_listening_check
-from lalmbench.progress import setup_logging
+from lalmbench.checks.listening import write_listening_check
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--model", required=True)

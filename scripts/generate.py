@@ -5,12 +5,12 @@ import time
 
 import _bootstrap  # noqa: F401
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.inference import generate
 from lalmbench.inference.cache import cache_file
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import slice_from_spec
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 from lalmbench.tracking import open_tracker
 from lalmbench.tracking.jobs import generate_params, generate_summary
 

@@ -8,7 +8,7 @@ from lalmbench.inference import materialize
 from lalmbench.inference.cache import cache_file
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import slice_from_spec
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--model", required=True)

@@ -3,7 +3,7 @@ import argparse
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.plots.accuracy import plot_accuracy_file
+from lalmbench.report.plots.accuracy import plot_accuracy_file
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--table", required=True)

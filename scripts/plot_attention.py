@@ -3,8 +3,8 @@ import argparse
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.plots.attention import model_files, share_files
-from lalmbench.progress import setup_logging
+from lalmbench.report.plots.attention import model_files, share_files
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 sub = p.add_subparsers(dest="what", required=True)

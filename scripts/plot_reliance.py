@@ -3,8 +3,8 @@ import argparse
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.plots.files import reliance_files
-from lalmbench.progress import setup_logging
+from lalmbench.report.plots.files import reliance_files
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--decisions", required=True)

@@ -9,7 +9,7 @@ import logging
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 sub = p.add_subparsers(dest="cmd", required=True)

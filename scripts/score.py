@@ -4,8 +4,8 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.progress import setup_logging
-from lalmbench.runscore import score_run_files
+from lalmbench.core.progress import setup_logging
+from lalmbench.scoring.run import score_run_files
 from lalmbench.tracking.jobs import track_score
 
 p = argparse.ArgumentParser(description=__doc__)

@@ -5,9 +5,9 @@ import logging
 
 import _bootstrap  # noqa: F401
 
-from lalmbench import io
-from lalmbench.progress import setup_logging
-from lalmbench.stats import meta_breakdowns
+from lalmbench.core import io
+from lalmbench.core.progress import setup_logging
+from lalmbench.core.stats import meta_breakdowns
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--decisions", required=True)

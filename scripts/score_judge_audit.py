@@ -11,10 +11,10 @@ import _bootstrap  # noqa: F401
 
 import pandas as pd
 
-from lalmbench import io
-from lalmbench.judge import Judge, audit
-from lalmbench.metrics.open import _raw, clean_json
-from lalmbench.progress import setup_logging
+from lalmbench.core import io
+from lalmbench.scoring.judge import Judge, audit
+from lalmbench.scoring.metrics.open import _raw, clean_json
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--items", required=True)

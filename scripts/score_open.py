@@ -16,9 +16,9 @@ import _bootstrap  # noqa: F401
 
 import pandas as pd
 
-from lalmbench import io
-from lalmbench.metrics.open import KINDS, clean_json, score_open
-from lalmbench.progress import setup_logging
+from lalmbench.core import io
+from lalmbench.scoring.metrics.open import KINDS, clean_json, score_open
+from lalmbench.core.progress import setup_logging
 from lalmbench.tracking.jobs import track_score
 
 log = logging.getLogger("lalmbench.score_open")
@@ -45,7 +45,7 @@ def main() -> None:
     preds = io.read_parquet(a.predictions)
     caption = io.read_json(a.captioning_result) if a.captioning_result else None
     dec, metrics, extra = score_open(kind, items, preds, cfg, captioning_result=caption)
-    from lalmbench.parse import PARSER_VERSION
+    from lalmbench.scoring.parse import PARSER_VERSION
 
     first = preds.iloc[0] if len(preds) else {}
     prov = {k: (None if not len(preds) or pd.isna(first.get(k)) else first.get(k))

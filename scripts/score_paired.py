@@ -7,9 +7,9 @@ import _bootstrap  # noqa: F401
 
 import pandas as pd
 
-from lalmbench import io
-from lalmbench.progress import setup_logging
-from lalmbench.stats import paired_comparisons
+from lalmbench.core import io
+from lalmbench.core.progress import setup_logging
+from lalmbench.core.stats import paired_comparisons
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--out", required=True)

@@ -6,14 +6,14 @@ import logging
 
 import _bootstrap  # noqa: F401
 
-from lalmbench import io
-from lalmbench.progress import setup_logging
+from lalmbench.core import io
+from lalmbench.core.progress import setup_logging
 
 log = logging.getLogger("lalmbench.sweep_circular")
 
 
 def cmd_items(a):
-    from lalmbench.sweeps import circular_shifts
+    from lalmbench.checks.sweeps import circular_shifts
 
     items = io.read_jsonl(a.items)
     mcq = [it for it in items if it.get("options")]
@@ -27,10 +27,10 @@ def cmd_items(a):
 def cmd_score(a):
     import pandas as pd
 
-    from lalmbench.parse import PARSER_VERSION
-    from lalmbench.scoring import score_mcq
-    from lalmbench.stats import p_vs_chance, wilson_interval
-    from lalmbench.sweeps import circular_metrics
+    from lalmbench.scoring.parse import PARSER_VERSION
+    from lalmbench.scoring.mcq import score_mcq
+    from lalmbench.core.stats import p_vs_chance, wilson_interval
+    from lalmbench.checks.sweeps import circular_metrics
 
     items = io.read_jsonl(a.items)
     preds = io.read_parquet(a.predictions)

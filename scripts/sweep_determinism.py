@@ -6,10 +6,10 @@ import logging
 
 import _bootstrap  # noqa: F401
 
-from lalmbench import io
-from lalmbench.progress import setup_logging
-from lalmbench.scoring import score_mcq
-from lalmbench.sweeps import determinism
+from lalmbench.core import io
+from lalmbench.core.progress import setup_logging
+from lalmbench.scoring.mcq import score_mcq
+from lalmbench.checks.sweeps import determinism
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--items", required=True)
@@ -32,7 +32,7 @@ if items and all(it.get("options") for it in items):
         labels[name] = dec.set_index("id")["pred_label"]
 res = determinism(pa, pb, labels_a=labels.get("a"), labels_b=labels.get("b"))
 model, dataset, task, condition, prompt = a.run
-from lalmbench.parse import PARSER_VERSION  # noqa: E402
+from lalmbench.scoring.parse import PARSER_VERSION  # noqa: E402
 
 metrics = {"model": model, "dataset": dataset, "task": task, "condition": condition, "prompt": prompt, **res,
            "metric": f"batch_determinism_bs{a.batch_sizes[0]}_vs_bs{a.batch_sizes[1]}",

@@ -7,10 +7,10 @@ import _bootstrap  # noqa: F401
 
 import pandas as pd
 
-from lalmbench import io
-from lalmbench.aggregate import build_table
-from lalmbench.progress import setup_logging
-from lalmbench.sweeps import prompt_spread
+from lalmbench.core import io
+from lalmbench.report.aggregate import build_table
+from lalmbench.core.progress import setup_logging
+from lalmbench.checks.sweeps import prompt_spread
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--out", required=True)

@@ -4,7 +4,7 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.synth.scenes import write_scene_dataset
+from lalmbench.data.synth.scenes import write_scene_dataset
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--config-json", required=True)

@@ -4,7 +4,7 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.synth.trivial import write_trivial_task
+from lalmbench.data.synth.trivial import write_trivial_task
 
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--config-json", required=True)

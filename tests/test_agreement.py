@@ -1,9 +1,9 @@
 import pandas as pd
 import pytest
 
-from lalmbench.agreement import agreement_table
-from lalmbench.config import Run
-from lalmbench.agreement import shared_runs
+from lalmbench.checks.agreement import agreement_table
+from lalmbench.workflow.config import Run
+from lalmbench.checks.agreement import shared_runs
 
 
 def _dec(path, labels, gold):

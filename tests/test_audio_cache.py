@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from lalmbench import io
-from lalmbench.audio_cache import cache_task_audio
+from lalmbench.core import io
+from lalmbench.data.audio_cache import cache_task_audio
 
 
 def test_cache_resamples_once_and_maps_paths(tmp_path):

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from lalmbench.annotations import fit_events_to_clips
-from lalmbench.datasets.run import adapt_dataset_files
-from lalmbench.io import InputError
-from lalmbench.synth.scenes import generate_scenes
+from lalmbench.data.annotations import fit_events_to_clips
+from lalmbench.data.adapters.run import adapt_dataset_files
+from lalmbench.core.io import InputError
+from lalmbench.data.synth.scenes import generate_scenes
 from lalmbench.tasks.run import build_task_files
 
 CFG = {"task": {"family": "order", "params": {}}, "dataset": {}, "seed": 0, "scale": 1, "sample_rate": 16000}
@@ -162,7 +162,7 @@ def test_fit_events_to_clips_without_any_known_duration_keeps_every_event():
 
 
 def test_captions_stored_as_the_labels_are_read_once_and_others_as_stored(tmp_path):
-    from lalmbench.io import read_parquet, read_parquet_with_copy
+    from lalmbench.core.io import read_parquet, read_parquet_with_copy
 
     same = pd.DataFrame({"clip_id": ["a", "b"], "label": ["dog barks", "cat"], "caption": ["dog barks", "cat"]})
     same.to_parquet(tmp_path / "same.parquet")
@@ -183,8 +183,8 @@ def test_string_columns_read_as_categories_hold_the_stored_values_and_keep_the_s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from lalmbench.annotations import validated_stamp
-    from lalmbench.io import read_parquet, write_parquet
+    from lalmbench.data.annotations import validated_stamp
+    from lalmbench.core.io import read_parquet, write_parquet
 
     labels = [f"sound number {i % 3000} is heard" for i in range(20000)]
     events = pd.DataFrame({"clip_id": [f"c{i % 50}" for i in range(20000)], "onset_s": 0.0, "offset_s": 1.0,
@@ -206,7 +206,7 @@ def test_blank_labels_are_found_with_or_without_padding():
     """The byte-level shortcut (no string starts or ends with a space) gives what stripping gives."""
     import pyarrow as pa
 
-    from lalmbench.annotations import _blank, edges_plain
+    from lalmbench.data.annotations import _blank, edges_plain
 
     plain = pd.Series(pd.arrays.ArrowStringArray(pa.array(["dog", "", None, "a b"])))
     padded = pd.Series(pd.arrays.ArrowStringArray(pa.array(["dog", " ", "\u00a0", "a b\t", None])))

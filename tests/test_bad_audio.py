@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from lalmbench import io
-from lalmbench.audio import load_audio
-from lalmbench.audio_cache import cache_task_audio
+from lalmbench.core import io
+from lalmbench.data.audio import load_audio
+from lalmbench.data.audio_cache import cache_task_audio
 from lalmbench.inference import partial_path, run_inference
-from lalmbench.synth.trivial import generate_family
+from lalmbench.data.synth.trivial import generate_family
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "resources" / "prompts" / "mcq-default.txt"
 SR = 16000
@@ -74,7 +74,7 @@ def test_anti_phase_stereo_warns_with_channel_and_downmix_rms(tmp_path, caplog):
     sf.write(tmp_path / "anti.wav", np.stack([x, -x], 1), SR, subtype="FLOAT")
     sf.write(tmp_path / "same.wav", np.stack([x, x], 1), SR, subtype="FLOAT")
     sf.write(tmp_path / "quiet.wav", np.zeros((SR, 2), np.float32), SR)
-    with caplog.at_level(logging.WARNING, logger="lalmbench.audio"):
+    with caplog.at_level(logging.WARNING, logger="lalmbench.data.audio"):
         y = load_audio(tmp_path / "anti.wav", SR)
         load_audio(tmp_path / "same.wav", SR)
         load_audio(tmp_path / "quiet.wav", SR)
@@ -89,7 +89,7 @@ def test_cache_audio_stops_naming_the_truncated_file(tmp_path, caplog):
     sf.write(good, _tone(), SR)
     bad = _truncated(tmp_path / "half.wav")
     io.write_jsonl(tmp_path / "t.jsonl", [{"id": "1", "audio_path": str(good)}, {"id": "2", "audio_path": str(bad)}])
-    with pytest.raises(io.InputError) as exc, caplog.at_level(logging.ERROR, logger="lalmbench.audio_cache"):
+    with pytest.raises(io.InputError) as exc, caplog.at_level(logging.ERROR, logger="lalmbench.data.audio_cache"):
         cache_task_audio(str(tmp_path / "t.jsonl"), str(tmp_path / "c"), str(tmp_path / "m.json"), SR)
     assert str(exc.value).startswith(f"{tmp_path / 't.jsonl'}: 1 of 2 audio files unusable; first: {bad}: truncated "
                                      "audio: the header declares 16000 frames but the file holds only 7989 (50%)")

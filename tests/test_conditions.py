@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lalmbench.conditions import apply_condition, shuffled_sources
+from lalmbench.inference.conditions import apply_condition, shuffled_sources
 
 
 def test_silence_and_noise_keep_duration():

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lalmbench.config import ConfigError, iter_runs, validate_config
+from lalmbench.workflow.config import ConfigError, iter_runs, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "config" / "schema.yaml"

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from lalmbench.envs import (BASE_IMAGE, CONTAINER_ENVS, CONTAINERS_DIR, ENVS_DIR, conda_pip_list, env_names,
+from lalmbench.workflow.envs import (BASE_IMAGE, CONTAINER_ENVS, CONTAINERS_DIR, ENVS_DIR, conda_pip_list, env_names,
                             read_requirements, rendered_files, requirements_path, requirements_sha256)
 
 NAMES = env_names()
@@ -30,10 +30,10 @@ def test_core_env_exists():
 @pytest.mark.parametrize("name", NAMES)
 def test_conda_yaml_matches_requirements(name):
     yaml_path = ENVS_DIR / f"{name}.yaml"
-    assert yaml_path.is_file(), f"envs/{name}.yaml missing: run `python -m lalmbench.envs`"
+    assert yaml_path.is_file(), f"envs/{name}.yaml missing: run `python -m lalmbench.workflow.envs`"
     conda, pip = conda_pip_list(yaml_path)
     assert pip == read_requirements(ENVS_DIR / name / "requirements.txt"), (
-        f"envs/{name}.yaml disagrees with envs/{name}/requirements.txt: run `python -m lalmbench.envs`")
+        f"envs/{name}.yaml disagrees with envs/{name}/requirements.txt: run `python -m lalmbench.workflow.envs`")
     assert any(c.startswith("python=") for c in conda) and "pip" in conda
 
 
@@ -50,7 +50,7 @@ def test_unpinned_requirement_is_rejected(tmp_path):
 @pytest.mark.parametrize("path", sorted(RENDERED), ids=lambda p: str(p.relative_to(ENVS_DIR)))
 def test_committed_file_is_rendered_from_current_pins(path):
     assert path.is_file() and path.read_text() == RENDERED[path], (
-        f"{path.relative_to(ENVS_DIR.parent)} is stale: run `python -m lalmbench.envs`")
+        f"{path.relative_to(ENVS_DIR.parent)} is stale: run `python -m lalmbench.workflow.envs`")
 
 
 @pytest.mark.parametrize("name,suffix", CONTAINER_FILES)

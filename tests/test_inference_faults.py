@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.inference import partial_path, run_inference
-from lalmbench.synth.trivial import generate_family
+from lalmbench.data.synth.trivial import generate_family
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "resources" / "prompts" / "mcq-default.txt"

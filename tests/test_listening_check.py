@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lalmbench.aggregate import build_table, flags_table
-from lalmbench.io import InputError, write_json
-from lalmbench.listening_check import (NotListeningError, compare_answers, listening_check,
+from lalmbench.report.aggregate import build_table, flags_table
+from lalmbench.core.io import InputError, write_json
+from lalmbench.checks.listening import (NotListeningError, compare_answers, listening_check,
                                        listening_check_files, raise_if_flagged, write_listening_check)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lalmbench.config import ConfigError, model_max_error_rate, validate_config
+from lalmbench.workflow.config import ConfigError, model_max_error_rate, validate_config
 from lalmbench.models.base import BACKEND_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from lalmbench.io import InputError
-from lalmbench.parity import answer_agreement, answer_agreement_files
+from lalmbench.core.io import InputError
+from lalmbench.checks.parity import answer_agreement, answer_agreement_files
 
 
 def _dec(ids, labels, gold=None, errors=None):

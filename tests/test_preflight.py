@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lalmbench.config import ConfigError, Run, validate_config
+from lalmbench.workflow.config import ConfigError, Run, validate_config
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from tests.workflow import copy_workflow
 

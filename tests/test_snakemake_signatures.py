@@ -3,7 +3,7 @@ import inspect
 import snakemake.common as common
 import snakemake.rules as rules
 
-from lalmbench.snakemake_signatures import cache_function_signatures
+from lalmbench.workflow.snakemake_signatures import cache_function_signatures
 
 
 def test_each_function_signature_is_read_once(monkeypatch):

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from lalmbench.synth.scenes import generate_scenes
-from lalmbench.synth.trivial import FAMILIES, generate_family
+from lalmbench.data.synth.scenes import generate_scenes
+from lalmbench.data.synth.trivial import FAMILIES, generate_family
 
 
 def _energy_check(clips, events):

@@ -1,4 +1,4 @@
-# Generated from envs/hf/requirements.txt by `python -m lalmbench.envs`; do not edit by hand.
+# Generated from envs/hf/requirements.txt by `python -m lalmbench.workflow.envs`; do not edit by hand.
 # Build from the repository root: docker build -f envs/containers/hf.Dockerfile -t lalmbench-hf envs  (context envs/: pins only)
 # Base python:3.11-slim, not a CUDA image: PyPI's Linux x86_64 torch wheels bundle the CUDA runtime
 # (nvidia-* wheels), so only the host's NVIDIA driver is needed; the image is smaller. The tag follows

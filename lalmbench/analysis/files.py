@@ -7,7 +7,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from lalmbench import io
+from lalmbench.core import io
 
 log = logging.getLogger("lalmbench.analysis")
 

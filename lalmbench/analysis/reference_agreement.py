@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.analysis.embed import Encoder, cosine_rows
-from lalmbench.io import InputError
+from lalmbench.core.io import InputError
 
 PAIR_COLS = ["clip_id", "i", "j", "caption_i", "caption_j", "similarity", "z"]
 CLIP_COLS = ["clip_id", "n_captions", "n_pairs", "mean", "min", "max", "std", "z"]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.analysis.embed import Encoder, cosine_rows, summary_stats
-from lalmbench.io import InputError
+from lalmbench.core.io import InputError
 
 DETAIL_COLS = ["id", "category", "text_a", "text_b", "similarity"]
 

@@ -4,5 +4,5 @@
 torch); ``spans`` marks audio / prompt / options / answer spans in a token sequence; ``capture``
 runs the model (eager attention, hooks on the chosen decoder layers) one item at a time and
 writes ``attn.npy`` + ``tokens.json`` + ``meta.json`` per item; ``share`` computes the audio
-share from those files. Figures live in :mod:`lalmbench.plots.attention`.
+share from those files. Figures live in :mod:`lalmbench.report.plots.attention`.
 """

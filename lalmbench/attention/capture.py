@@ -25,13 +25,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from lalmbench import io, prompts
+from lalmbench.core import io
+
+from lalmbench.inference import prompts
 from lalmbench.attention.plan import AttentionSettings, item_dir, megabytes
 from lalmbench.attention.spans import mark_spans, token_pieces
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.model_job import build_input
 from lalmbench.inference.slices import Slice, prepare
-from lalmbench.provenance import package_versions
+from lalmbench.core.provenance import package_versions
 
 log = logging.getLogger("lalmbench.attention")
 

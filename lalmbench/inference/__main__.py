@@ -6,7 +6,7 @@ import argparse
 import json
 
 from lalmbench.inference import run_inference
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument("--items", required=True)

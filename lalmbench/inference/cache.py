@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from lalmbench import io
+from lalmbench.core import io
 
 log = logging.getLogger("lalmbench.inference.cache")
 

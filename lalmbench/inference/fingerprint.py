@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Mapping
 
-from lalmbench.provenance import config_hash
+from lalmbench.core.provenance import config_hash
 
 #: model-entry keys that say how or where a model runs (or describe it), never what it answers
 PROVISIONING_KEYS = frozenset({"resources", "batch_size", "conditions", "prompts", "tasks", "attention",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.inference.cache import read_rows
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import INPUTS_KEY, input_digests

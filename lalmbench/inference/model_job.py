@@ -18,16 +18,18 @@ from typing import Any, Sequence
 
 import soundfile as sf
 
-from lalmbench import io, prompts
-from lalmbench.audio import load_audio
-from lalmbench.conditions import apply_condition
+from lalmbench.core import io
+
+from lalmbench.inference import prompts
+from lalmbench.data.audio import load_audio
+from lalmbench.inference.conditions import apply_condition
 from lalmbench.inference.cache import PredictionCache
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.slices import PreparedSlice, Slice, prepare, slice_name
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
-from lalmbench.parse import parse_answer
-from lalmbench.progress import ProgressLog
-from lalmbench.provenance import package_versions
+from lalmbench.scoring.parse import parse_answer
+from lalmbench.core.progress import ProgressLog
+from lalmbench.core.provenance import package_versions
 from lalmbench.tracking.base import Tracker
 
 log = logging.getLogger("lalmbench.inference")

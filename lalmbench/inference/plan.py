@@ -68,7 +68,7 @@ def model_specs(model: str, runs: Iterable, circular: tuple[Sequence, int | None
 
 
 def slice_from_spec(model: str, spec: Sequence) -> Slice:
-    from lalmbench.config import Run
+    from lalmbench.workflow.config import Run
 
     kind, dataset, task, condition, prompt, arg = spec
     run = Run(model, dataset, task, condition, prompt)
@@ -145,6 +145,6 @@ def slice_inputs(slices: Iterable[Slice]) -> dict[str, list[str]]:
 
 def write_fingerprint(path: str, *, model: str, fingerprint: str) -> None:
     """The model's fingerprint file (what its predictions were made with)."""
-    from lalmbench import io
+    from lalmbench.core import io
 
     io.write_json(path, {"model": model, "model_fingerprint": fingerprint})

@@ -11,8 +11,10 @@ from typing import Any
 
 import pandas as pd
 
-from lalmbench import io, prompts
-from lalmbench.conditions import check_condition, shuffled_sources
+from lalmbench.core import io
+
+from lalmbench.inference import prompts
+from lalmbench.inference.conditions import check_condition, shuffled_sources
 from lalmbench.inference.fingerprint import file_digest, item_key
 
 

@@ -9,7 +9,7 @@ import re
 import time
 import zlib
 
-from lalmbench.conditions import item_rng
+from lalmbench.inference.conditions import item_rng
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
 
 _WORD = re.compile(r"[a-z0-9]+")

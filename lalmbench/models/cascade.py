@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from lalmbench.audio import mono_at
+from lalmbench.data.audio import mono_at
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model, register_backend
 
 log = logging.getLogger("lalmbench.models.cascade")
@@ -155,7 +155,7 @@ def render_description(events: dict[str, Segments] | None, transcript: str | Non
 
 def reasoner_input(x: ModelInput, rendering: str) -> ModelInput:
     """The text-only item the reasoner answers: the rendering, then the item's own prompt."""
-    from lalmbench.prompts import render_options
+    from lalmbench.inference.prompts import render_options
 
     prompt = x.prompt or (f"{x.question}\n{render_options(x.options)}" if x.options else x.question)
     return dataclasses.replace(x, prompt=REASONER_PROMPT.format(rendering=rendering, prompt=prompt), audio=None)
@@ -278,7 +278,7 @@ class Cascade(Model):
         rcfg = p.get("reasoner_cfg")
         if not isinstance(rcfg, dict):
             raise ValueError(f"model {self.name!r}: params.reasoner_cfg is missing: config validation copies the "
-                             f"models entry {name!r} there (lalmbench.config.validate_config); building the model "
+                             f"models entry {name!r} there (lalmbench.workflow.config.validate_config); building the model "
                              "yourself, pass that entry as params.reasoner_cfg")
         if rcfg.get("backend") == "cascade":
             raise ValueError(f"model {self.name!r}: params.reasoner {name!r} is itself a cascade")

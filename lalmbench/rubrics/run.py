@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from lalmbench import io
+from lalmbench.core import io
 
 from .llm import RubricLLM, load_rubric_prompt
 from .merge import merge_criteria

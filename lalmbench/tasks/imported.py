@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lalmbench.io import InputError, read_jsonl
+from lalmbench.core.io import InputError, read_jsonl
 from lalmbench.tasks import register_family
 from lalmbench.tasks.items import balanced_positions, option_labels
 from lalmbench.tasks.options import build_stats

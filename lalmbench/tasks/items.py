@@ -82,10 +82,10 @@ def write_items(path, items: Sequence[dict]) -> None:
     """Task items as JSON Lines (atomic): one object per line with sorted keys, UTF-8, compact
     separators. orjson makes the ~10^5 items of a 1M-event table in a tenth of the stdlib encoder's
     time, and a family's :class:`~lalmbench.tasks.options.ItemRows` are written from their columns
-without making the dicts; any reader sees the same items as from :func:`lalmbench.io.write_jsonl`."""
+without making the dicts; any reader sees the same items as from :func:`lalmbench.core.io.write_jsonl`."""
     import orjson
 
-    from lalmbench.io import _json_default, atomic_path
+    from lalmbench.core.io import _json_default, atomic_path
     from lalmbench.tasks.options import ItemRows
 
     opts = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE

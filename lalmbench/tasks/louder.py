@@ -1,6 +1,6 @@
 """LOUDER family: "Which of these sounds is louder?" over events that carry a level (mixtures).
 
-Needs a ``level_db`` column in events (written by :mod:`lalmbench.mixing`: each source's gain
+Needs a ``level_db`` column in events (written by :mod:`lalmbench.data.mixing`: each source's gain
 relative to the first source, after RMS normalisation). Only events of kind ``event_kind``
 (default "source", when a ``kind`` column exists) are used; others are counted as
 ``event:other_kind``. A candidate whose loudest and runner-up differ by less than
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lalmbench.io import InputError
+from lalmbench.core.io import InputError
 from lalmbench.tasks import register_family
 from lalmbench.tasks.options import arrange, build_stats, emit, gc_paused
 from lalmbench.tasks.order import tuple_features
@@ -33,7 +33,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     params = check_params(params, PARAMS, family='louder', task=task)
     if "level_db" not in events.columns:
         raise InputError(f"task {task}: family 'louder' needs a level_db column in events (mixture datasets from "
-                         f"lalmbench.mixing have it); columns are {list(events.columns)}")
+                         f"lalmbench.data.mixing have it); columns are {list(events.columns)}")
     k = int(param(params, "n_options", 2))
     ask = str(param(params, "ask", "louder"))
     if ask not in ("louder", "quieter"):

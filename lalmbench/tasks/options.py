@@ -397,7 +397,7 @@ _CONSTANTS = frozenset({str, int, bool, type(None)})   # equal values of one of 
 def _dump(v: Any) -> bytes:
     import orjson
 
-    from lalmbench.io import _json_default
+    from lalmbench.core.io import _json_default
 
     return orjson.dumps(v, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY, default=_json_default)
 

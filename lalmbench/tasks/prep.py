@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lalmbench.annotations import same_values
-from lalmbench.io import InputError
+from lalmbench.data.annotations import same_values
+from lalmbench.core.io import InputError
 
 EVENT_COLUMNS = ("clip_id", "onset_s", "offset_s", "label")
 CLIP_COLUMNS = ("clip_id", "audio_path")

@@ -5,8 +5,8 @@ import logging
 
 import pandas as pd
 
-from lalmbench import io
-from lalmbench.memory import use_system_pool
+from lalmbench.core import io
+from lalmbench.core.memory import use_system_pool
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import write_items
 from lalmbench.tasks.options import ItemRows, import_in_background
@@ -19,7 +19,7 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
     """``cfg`` = {task, dataset, seed, scale, sample_rate} (the rule's params)."""
     use_system_pool()
     import_in_background("scipy.special")          # for the stats' chi-square p-value, at the end
-    from lalmbench.annotations import (VALIDATED_KEY, fit_events_to_clips, same_values, validate_clips,
+    from lalmbench.data.annotations import (VALIDATED_KEY, fit_events_to_clips, same_values, validate_clips,
                                        validate_events, validated_stamp)
 
     clips = io.read_parquet(clips_path)

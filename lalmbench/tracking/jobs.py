@@ -4,7 +4,7 @@ Scoring: called after decisions.parquet and metrics.json are written, from those
 run's spool names; its all.tsv rows are written into the spool). Any error
 here is logged as a warning and swallowed: the job's outputs already exist and must stand.
 Generate: parameters and the final summary of a model job (its live progress comes from
-:class:`lalmbench.progress.ProgressLog`).
+:class:`lalmbench.core.progress.ProgressLog`).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.tracking import open_tracker, settings_of
 from lalmbench.tracking.views import analysis_tables, numeric_summary, progress_points
 
@@ -72,7 +72,7 @@ def _track_score(settings: dict, items_path: str, predictions_path: str, decisio
 def _run_files(metrics_path: str, folder: Path) -> list[tuple[str, str]]:
     """metrics.json and this run's rows of results/all.tsv, as the aggregate rule will write them
     (the flags column is filled later, by the listening check), kept in the run's spool."""
-    from lalmbench.aggregate import build_table
+    from lalmbench.report.aggregate import build_table
 
     rows = folder / "all.tsv"
     io.write_tsv(rows, build_table([metrics_path]))

@@ -12,8 +12,8 @@ import logging
 import time
 from pathlib import Path
 
-from lalmbench import io
-from lalmbench.progress import setup_logging
+from lalmbench.core import io
+from lalmbench.core.progress import setup_logging
 from lalmbench.tracking import settings_of
 from lalmbench.tracking.client import WorkerProcess, message
 from lalmbench.tracking.spool import SENT, pending, read_spool

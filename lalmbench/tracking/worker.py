@@ -16,9 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.models.secrets import Redactor
-from lalmbench.progress import setup_logging
+from lalmbench.core.progress import setup_logging
 
 BACKENDS = {"wandb": ("lalmbench.tracking.wandb_backend", "WandbBackend"),
             "mlflow": ("lalmbench.tracking.mlflow_backend", "MlflowBackend")}

@@ -9,7 +9,7 @@ import pytest
 
 from lalmbench.analysis.reference_agreement import (agreement_tables, captions_from_wide, pair_similarities,
                                                     reference_agreement)
-from lalmbench.io import InputError
+from lalmbench.core.io import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "analysis"
 

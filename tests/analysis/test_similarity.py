@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from lalmbench.analysis.similarity import prediction_similarity
-from lalmbench.io import InputError
+from lalmbench.core.io import InputError
 
 
 def vec_encoder(texts):

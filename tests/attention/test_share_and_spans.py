@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.attention.capture import needed_bytes, resolve_layers
 from lalmbench.attention.plan import AttentionSettings, capture_specs, item_dirname, parse_size
 from lalmbench.attention.share import answer_rows, audio_share, uniform_share
 from lalmbench.attention.spans import mark_spans, token_pieces
-from lalmbench.config import Run
+from lalmbench.workflow.config import Run
 
 # ------------------------------------------------------------------ audio share on a constructed array
 # 6 tokens: audio keys 1..2, answer tokens 4..5, so the rows that emitted the answer are 3 and 4.

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from lalmbench import io
-from lalmbench.browser.build import audio_href, browser_data, write_browser
-from lalmbench.io import InputError
+from lalmbench.core import io
+from lalmbench.report.browser.build import audio_href, browser_data, write_browser
+from lalmbench.core.io import InputError
 
 
 def _setup(tmp_path):

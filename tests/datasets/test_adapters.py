@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from lalmbench.annotations import validate_clips, validate_events
-from lalmbench.datasets import adapt
-from lalmbench.datasets.common import DatasetMissing, resolve_audio
-from lalmbench.datasets.run import adapt_dataset_files, import_task_files
-from lalmbench.io import InputError, read_jsonl
+from lalmbench.data.annotations import validate_clips, validate_events
+from lalmbench.data.adapters import adapt
+from lalmbench.data.adapters.common import DatasetMissing, resolve_audio
+from lalmbench.data.adapters.run import adapt_dataset_files, import_task_files
+from lalmbench.core.io import InputError, read_jsonl
 from lalmbench.tasks import build_items
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "datasets"

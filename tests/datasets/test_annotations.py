@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lalmbench.annotations import validate_clips, validate_events
-from lalmbench.io import InputError
+from lalmbench.data.annotations import validate_clips, validate_events
+from lalmbench.core.io import InputError
 
 
 def _clips(**over):
@@ -79,7 +79,7 @@ def test_whitespace_is_collapsed_by_pythons_rules():
     import re
     import sys
 
-    from lalmbench.annotations import collapse_whitespace_counted
+    from lalmbench.data.annotations import collapse_whitespace_counted
 
     spaces = [chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace()]
     texts = [f"{c}dog{c}{c}barks{c}" for c in spaces] + ["dog\u200bbarks", "dog barks", None]

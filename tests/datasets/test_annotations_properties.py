@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tests.properties  # noqa: F401  (hypothesis profile)
-from lalmbench.annotations import CLIP_COLUMNS, EVENT_COLUMNS, validate_clips, validate_events
-from lalmbench.io import InputError
+from lalmbench.data.annotations import CLIP_COLUMNS, EVENT_COLUMNS, validate_clips, validate_events
+from lalmbench.core.io import InputError
 
 PATHS = st.sampled_from(["events.tsv", "data/my events.csv", "/abs/ann/strong.parquet"])
 CLIP_IDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789_-", min_size=1, max_size=10)

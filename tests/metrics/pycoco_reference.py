@@ -1,7 +1,7 @@
 """Reference captioning scores from pycocoevalcap (the COCO caption evaluation code), run with the
 captioning env's python: ``python pycoco_reference.py IN.json OUT.json`` with
 IN = {"candidates": [...], "mult_references": [[...]]}. Used by tests/metrics/test_captioning.py and
-bench/bench_captioning.py to cross-check lalmbench.metrics.captioning."""
+bench/bench_captioning.py to cross-check lalmbench.scoring.metrics.captioning."""
 import json
 import sys
 

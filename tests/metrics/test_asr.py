@@ -2,8 +2,8 @@
 import jiwer
 import pytest
 
-from lalmbench.io import InputError
-from lalmbench.metrics.asr import get_normalizer, pi_wer, split_speakers, wer
+from lalmbench.core.io import InputError
+from lalmbench.scoring.metrics.asr import get_normalizer, pi_wer, split_speakers, wer
 
 
 def test_whisper_normaliser_changes_the_number_and_is_recorded():

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lalmbench.io import InputError
-from lalmbench.metrics import captioning
-from lalmbench.metrics.captioning import CaptioningEnvMissing, caption_metric_rows, score_captions
+from lalmbench.core.io import InputError
+from lalmbench.scoring.metrics import captioning
+from lalmbench.scoring.metrics.captioning import CaptioningEnvMissing, caption_metric_rows, score_captions
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "metrics" / "clotho_evaluation_first100.csv"

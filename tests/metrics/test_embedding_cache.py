@@ -3,7 +3,7 @@ encoder stands in for the model, the captioning-env test in test_captioning.py u
 import numpy as np
 import pytest
 
-from lalmbench.metrics.embedding_cache import EmbeddingCache, embed_cached
+from lalmbench.scoring.metrics.embedding_cache import EmbeddingCache, embed_cached
 
 
 class CountingEncoder:

@@ -1,8 +1,8 @@
 """Interval parsing, onset/offset errors and IoU for temporal grounding answers."""
 import pytest
 
-from lalmbench.io import InputError
-from lalmbench.metrics.grounding import grounding_scores, interval_iou, parse_interval
+from lalmbench.core.io import InputError
+from lalmbench.scoring.metrics.grounding import grounding_scores, interval_iou, parse_interval
 
 
 @pytest.mark.parametrize("text,expected", [

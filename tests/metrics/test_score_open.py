@@ -1,4 +1,4 @@
-"""Open-ended scoring of one run (lalmbench.metrics.open + scripts/score_open.py) for every kind."""
+"""Open-ended scoring of one run (lalmbench.scoring.metrics.open + scripts/score_open.py) for every kind."""
 import json
 import subprocess
 import sys
@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lalmbench import io
-from lalmbench.io import InputError
-from lalmbench.metrics.captioning import CaptioningEnvMissing, captioning_python
-from lalmbench.metrics.open import score_open
+from lalmbench.core import io
+from lalmbench.core.io import InputError
+from lalmbench.scoring.metrics.captioning import CaptioningEnvMissing, captioning_python
+from lalmbench.scoring.metrics.open import score_open
 from lalmbench.models.base import Model, ModelOutput, register_backend
 from tests.workflow import copy_workflow, planned_jobs, snakemake
 
@@ -105,7 +105,7 @@ def test_script_writes_all_tsv_format(tmp_path):
     assert (m["model"], m["task"], m["metric"], m["value"], m["config_hash"], m["model_id"]) == \
         ("m", "t", "wer", 0.25, "h1", "m/x")
     assert m["extra_metrics"][0]["metric"] == "cer" and m["chance"] is None
-    from lalmbench.aggregate import build_table
+    from lalmbench.report.aggregate import build_table
 
     table = build_table([str(tmp_path / "m.json")])
     assert list(table["metric"]) == ["cer", "wer"]
@@ -158,7 +158,7 @@ def test_a_headline_that_falls_back_says_so_in_all_tsv_flags(tmp_path):
             "in /data, offline)")
     m = json.loads((tmp_path / "m.json").read_text())
     assert (m["metric"], m["value"], m["flags"]) == ("bleu_1", 0.5, [flag])
-    from lalmbench.aggregate import build_table
+    from lalmbench.report.aggregate import build_table
 
     table = build_table([str(tmp_path / "m.json")])
     assert table[["metric", "flags"]].values.tolist() == [["bleu_1", flag], ["cider_d", flag]]

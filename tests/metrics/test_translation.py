@@ -2,8 +2,8 @@
 import pytest
 import sacrebleu
 
-from lalmbench.io import InputError
-from lalmbench.metrics.translation import bleu, tokenizer_for
+from lalmbench.core.io import InputError
+from lalmbench.scoring.metrics.translation import bleu, tokenizer_for
 
 ZH_HYP = ["今天天气很好，我们去公园散步吧。", "他昨天买了一本新书。", "我不知道这是什么声音。"]
 ZH_REF = ["今天天气很好，我们去公园走走吧。", "他昨天买了一本书。", "我不知道那是什么声音。"]

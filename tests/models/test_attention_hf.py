@@ -20,7 +20,7 @@ pytest.importorskip("transformers", reason="attention capture needs transformers
 import soundfile as sf  # noqa: E402
 import tiny  # noqa: E402
 
-from lalmbench import prompts  # noqa: E402
+from lalmbench.inference import prompts  # noqa: E402
 from lalmbench.attention.capture import (AttentionTooLarge, audio_token_id, capture_item, capture_model,  # noqa: E402
                                          eager_entry)
 from lalmbench.models.base import ModelInput, load_model  # noqa: E402

@@ -172,7 +172,7 @@ def test_backend_is_registered_lazily():
 def llm_cascade(text_lm_dir):
     _need_real_weights()
     _need_yamnet()
-    from lalmbench.model_entries import resolve_reasoners
+    from lalmbench.workflow.model_entries import resolve_reasoners
 
     models = {"cascade-llm": {"backend": "cascade", "params": {"cpu_threads": 2, "option_scoring": "llm",
                                                                "reasoner": "tiny-llm"}},
@@ -215,7 +215,7 @@ def test_llm_scoring_without_the_copied_reasoner_entry_says_where_it_comes_from(
 def test_answers_questions_about_committed_speech_clips(model):
     items = _speech_items()
     assert len(items) >= 6
-    from lalmbench.audio import load_audio
+    from lalmbench.data.audio import load_audio
 
     batch = [_inp(it["id"], load_audio(ROOT / it["audio_path"], SR), it["options"], question=it["question"])
              for it in items]
@@ -234,7 +234,7 @@ def test_answers_questions_about_committed_speech_clips(model):
 
 @pytest.mark.slow
 def test_audio_changes_the_answer_and_no_audio_renders_no_audio(model):
-    from lalmbench.audio import load_audio
+    from lalmbench.data.audio import load_audio
 
     speech = load_audio(SPEECH / "window.wav", SR)
     outs = model.generate([_inp("speech", speech, OPTS), _inp("silent", np.zeros(6 * SR, np.float32), OPTS),
@@ -273,7 +273,7 @@ def test_bad_item_is_an_item_error_not_a_batch_crash(model):
 
 @pytest.mark.slow
 def test_open_ended_item_gets_the_description(model):
-    from lalmbench.audio import load_audio
+    from lalmbench.data.audio import load_audio
 
     (o,) = model.generate([_inp("open", load_audio(SPEECH / "coffee.wav", SR), [])])
     assert o.raw_output.startswith("Sound events: speech") and "coffee" in o.raw_output.lower()

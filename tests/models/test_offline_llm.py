@@ -131,7 +131,7 @@ def test_gguf_file_and_the_pinned_weights_are_part_of_the_model_fingerprint(monk
 def test_only_known_lalmbench_model_ids_pass_the_config_check():
     import yaml
 
-    from lalmbench.config import ConfigError, validate_config
+    from lalmbench.workflow.config import ConfigError, validate_config
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     cfg["models"]["llm"] = {"backend": "hf", "model_id": "lalmbench:other-llm", "conditions": ["no-audio"]}
@@ -142,7 +142,7 @@ def test_only_known_lalmbench_model_ids_pass_the_config_check():
 
 def test_a_loglik_entry_generates_when_it_judges(text_lm_dir, tmp_path):
     pytest.importorskip("transformers")
-    from lalmbench.judge import Judge
+    from lalmbench.scoring.judge import Judge
 
     entry = {"backend": "hf", "model_id": str(text_lm_dir), "family": "text", "scoring": "loglik",
              "generation": {"max_new_tokens": 3}}
@@ -170,8 +170,8 @@ def llm():
 
 def ask(model, scoring: str):
     from lalmbench.models.base import ModelInput
-    from lalmbench.parse import parse_answer
-    from lalmbench.prompts import load_template, render
+    from lalmbench.scoring.parse import parse_answer
+    from lalmbench.inference.prompts import load_template, render
 
     template = load_template(ROOT / "resources" / "prompts" / "mcq-default.txt")
     model.settings.scoring = scoring
@@ -204,8 +204,8 @@ def test_the_offline_llm_answers_the_sanity_set_by_generating(llm):
 
 @pytest.mark.slow
 def test_the_offline_llm_judges_which_option_a_reply_commits_to(llm, tmp_path):
-    from lalmbench.judge import Judge
-    from lalmbench.judge_mcq import read_label
+    from lalmbench.scoring.judge import Judge
+    from lalmbench.scoring.judge_mcq import read_label
 
     judge = Judge("offline-llm", ENTRY, "mcq", cache_dir=tmp_path, model=llm)
     llm.settings.scoring = "generate"  # what Judge makes of the entry when it loads the model itself

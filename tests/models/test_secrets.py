@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-from lalmbench.config import ConfigError, validate_config
+from lalmbench.workflow.config import ConfigError, validate_config
 from lalmbench.models.secrets import MIN_FRAGMENT, Redactor, config_secret_problems, read_key
 from tests.leaks import leaks as find_leaks
 

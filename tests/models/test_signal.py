@@ -9,9 +9,9 @@ from lalmbench.models import signal_baseline as sb
 from lalmbench.models import signal_features as sfeat
 from lalmbench.models.base import ModelInput, load_model
 from lalmbench.models.yamnet import default_dir, missing_files
-from lalmbench.synth import sounds
-from lalmbench.synth.scenes import generate_scenes
-from lalmbench.synth.trivial import FIRST_SECOND, PATTERNS, generate_family
+from lalmbench.data.synth import sounds
+from lalmbench.data.synth.scenes import generate_scenes
+from lalmbench.data.synth.trivial import FIRST_SECOND, PATTERNS, generate_family
 from lalmbench.tasks import build_items
 
 SR = 16000

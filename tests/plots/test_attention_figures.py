@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.attention.capture import write_item
-from lalmbench.plots.attention import model_files, plot_heatmaps, plot_share, share_files, share_summary
+from lalmbench.report.plots.attention import model_files, plot_heatmaps, plot_share, share_files, share_summary
 from tests.attention.test_share_and_spans import SPANS, constructed
 
 

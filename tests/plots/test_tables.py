@@ -10,14 +10,14 @@ from scipy.stats import binomtest
 from matplotlib.container import BarContainer
 from statsmodels.stats.proportion import proportion_confint
 
-from lalmbench.plots.accuracy import floor_table, plot_accuracy
-from lalmbench.plots.common import collect_decisions, primary_prompt
-from lalmbench.plots.paired import paired_table, plot_paired
-from lalmbench.plots.parsing import confusion_table, parse_stage_table, plot_confusion, plot_parse_stages
-from lalmbench.plots.reliance import ALL_TASKS, plot_reliance, reliance_table
-from lalmbench.plots.robustness import circular_table, plot_robustness, position_table, spread_table
-from lalmbench.plots.style import plt, save
-from lalmbench.plots.temporal import iou_table, plot_temporal, temporal_table
+from lalmbench.report.plots.accuracy import floor_table, plot_accuracy
+from lalmbench.report.plots.common import collect_decisions, primary_prompt
+from lalmbench.report.plots.paired import paired_table, plot_paired
+from lalmbench.report.plots.parsing import confusion_table, parse_stage_table, plot_confusion, plot_parse_stages
+from lalmbench.report.plots.reliance import ALL_TASKS, plot_reliance, reliance_table
+from lalmbench.report.plots.robustness import circular_table, plot_robustness, position_table, spread_table
+from lalmbench.report.plots.style import plt, save
+from lalmbench.report.plots.temporal import iou_table, plot_temporal, temporal_table
 from tests.plots.svg import svg_texts
 
 N = 10

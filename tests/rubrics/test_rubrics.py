@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.rubrics.files import make_llm, run_rubric, write_table
 from lalmbench.rubrics.merge import merge_criteria, read_merge
 from lalmbench.rubrics.propose import read_criteria

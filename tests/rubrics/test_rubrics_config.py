@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lalmbench.config import ConfigError, validate_config
+from lalmbench.workflow.config import ConfigError, validate_config
 from lalmbench.rubrics.plan import rubric_nothing_to_do, rubric_path, rubric_runs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,8 @@ import re
 import pandas as pd
 import pytest
 
-from lalmbench.io import InputError
-from lalmbench.judge import Judge, audit, judged_accuracy, load_prompt
+from lalmbench.core.io import InputError
+from lalmbench.scoring.judge import Judge, audit, judged_accuracy, load_prompt
 from lalmbench.models.base import Model, ModelOutput, register_backend
 
 SEEN = []
@@ -122,8 +122,8 @@ def test_judge_audit_script_against_the_rule_parser(tmp_path, monkeypatch):
     import sys
     from pathlib import Path
 
-    from lalmbench import io
-    from lalmbench.scoring import score_mcq
+    from lalmbench.core import io
+    from lalmbench.scoring.mcq import score_mcq
 
     root = Path(__file__).resolve().parents[2]
     items = [{"id": f"i{k}", "question": "Which?", "answer_label": "A", "answer_text": "dog", "references": [],

@@ -7,12 +7,12 @@ import re
 import pandas as pd
 import pytest
 
-from lalmbench import io
-from lalmbench.aggregate import write_all_tsv
-from lalmbench.judge import Judge
-from lalmbench.judge_mcq import read_label
+from lalmbench.core import io
+from lalmbench.report.aggregate import write_all_tsv
+from lalmbench.scoring.judge import Judge
+from lalmbench.scoring.judge_mcq import read_label
 from lalmbench.models.base import Model, ModelOutput, register_backend
-from lalmbench.runscore import score_run_files
+from lalmbench.scoring.run import score_run_files
 
 PROMPTS = []
 
@@ -122,7 +122,7 @@ def test_the_judge_must_answer_with_one_label_or_none(reply, read):
 
 
 def test_a_yes_no_prompt_cannot_be_the_mcq_fallback():
-    from lalmbench.judge_mcq import judge_fallback
+    from lalmbench.scoring.judge_mcq import judge_fallback
 
     j = Judge("j", {"backend": "scripted-mcq-judge-test", "params": {"replies": {}}}, "mcq_answer")
     with pytest.raises(ValueError, match="needs verdict 'option_label', got 'yes_no'"):

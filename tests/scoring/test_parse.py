@@ -2,7 +2,7 @@
 test_parse_corpus.py)."""
 import pytest
 
-from lalmbench.parse import PARSER_VERSION, STAGES, ParseResult, parse_answer
+from lalmbench.scoring.parse import PARSER_VERSION, STAGES, ParseResult, parse_answer
 
 O4 = [{"label": lab, "text": t} for lab, t in zip("ABCD", ["A dog barking", "A cat meowing", "Rain falling", "Silence"])]
 TF = [{"label": "A", "text": "True"}, {"label": "B", "text": "False"}]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lalmbench.parse import parse_answer
+from lalmbench.scoring.parse import parse_answer
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "parse"
 

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from lalmbench.parse import parse_answer
+from lalmbench.scoring.parse import parse_answer
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "parse" / "grader_corpus.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]

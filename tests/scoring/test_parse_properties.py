@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tests.properties  # noqa: F401  (hypothesis profile)
-from lalmbench.parse import STAGES, STATUSES, parse_answer
+from lalmbench.scoring.parse import STAGES, STATUSES, parse_answer
 
 # option texts as tasks write them: short lower-case phrases, no label-like tokens, no negations
 WORDS = ["dog", "barking", "cat", "rain", "engine", "bell", "siren", "birds", "music", "speech", "two", "three",

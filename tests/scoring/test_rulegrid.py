@@ -1,9 +1,9 @@
 """Grid helpers behind rules/sweeps.smk and rules/open_metrics.smk."""
 import json
 
-from lalmbench.config import Run
-from lalmbench.judge_mcq import code_fingerprint
-from lalmbench.rulegrid import (determinism_predictions, judge_resource, mcq_judge_json, mcq_runs,
+from lalmbench.workflow.config import Run
+from lalmbench.scoring.judge_mcq import code_fingerprint
+from lalmbench.workflow.rulegrid import (determinism_predictions, judge_resource, mcq_judge_json, mcq_runs,
                                 mcq_tasks_scored_in, open_scoring_json, open_tasks, paired_groups, per_task, scoring_env,
                                 sweep_grid, sweep_hash)
 

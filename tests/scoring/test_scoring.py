@@ -3,10 +3,10 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from lalmbench.io import InputError
-from lalmbench.parse import PARSER_VERSION
-from lalmbench.prompts import shows_labels
-from lalmbench.scoring import score_mcq
+from lalmbench.core.io import InputError
+from lalmbench.scoring.parse import PARSER_VERSION
+from lalmbench.inference.prompts import shows_labels
+from lalmbench.scoring.mcq import score_mcq
 
 TEXTS = ["one beep", "two beeps", "three beeps"]
 
@@ -92,7 +92,7 @@ def test_bad_items_are_errors():
 
 
 def test_parallel_parsing_gives_identical_decisions(monkeypatch):
-    import lalmbench.scoring as scoring
+    import lalmbench.scoring.mcq as scoring
 
     monkeypatch.setattr(scoring, "PARALLEL_MIN_PAIRS", 1)
     items = _items(60)

@@ -8,8 +8,8 @@ from scipy.stats import binomtest, bootstrap
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from lalmbench.scoring import bootstrap_proportion_ci
-from lalmbench.stats import bootstrap_ci, breakdown, mcnemar_exact, p_vs_chance, paired_comparisons, wilson_interval
+from lalmbench.scoring.mcq import bootstrap_proportion_ci
+from lalmbench.core.stats import bootstrap_ci, breakdown, mcnemar_exact, p_vs_chance, paired_comparisons, wilson_interval
 
 
 @pytest.mark.parametrize("k,n", [(0, 10), (10, 10), (45, 100), (1, 3), (731, 1000)])
@@ -95,7 +95,7 @@ def test_breakdown_by_meta_with_intervals():
 
 
 def test_numeric_meta_is_binned_and_all_meta_fields_broken_down():
-    from lalmbench.stats import meta_breakdowns
+    from lalmbench.core.stats import meta_breakdowns
 
     n = 40
     df = pd.DataFrame({"meta_gap_s": np.linspace(0.1, 2.0, n), "meta_family": ["a", "b"] * (n // 2),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lalmbench import io
+from lalmbench.core import io
 from tests.workflow import copy_workflow, planned_jobs, snakemake
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lalmbench.io import InputError
-from lalmbench.scoring import score_mcq
-from lalmbench.sweeps import circular_metrics, circular_shifts, determinism, prompt_spread
+from lalmbench.core.io import InputError
+from lalmbench.scoring.mcq import score_mcq
+from lalmbench.checks.sweeps import circular_metrics, circular_shifts, determinism, prompt_spread
 
 TEXTS = ["dog", "cat", "rain", "engine"]
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lalmbench.io import InputError, dumps_json
+from lalmbench.core.io import InputError, dumps_json
 from lalmbench.tasks import FAMILY_MODULES, build_items
 
 
@@ -253,7 +253,7 @@ def test_same_seed_same_bytes_other_seed_only_moves_options(tables, family):
 def test_items_written_from_columns_are_the_item_dicts_bytes(tables, tmp_path, family):
     import orjson
 
-    from lalmbench.io import _json_default
+    from lalmbench.core.io import _json_default
     from lalmbench.tasks.items import write_items
     from lalmbench.tasks.options import ItemRows
 

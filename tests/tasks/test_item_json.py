@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import orjson
 
-from lalmbench.io import _json_default
+from lalmbench.core.io import _json_default
 from lalmbench.tasks.items import write_items
 from lalmbench.tasks.options import ItemRows, emit
 

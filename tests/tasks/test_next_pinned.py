@@ -14,8 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from lalmbench.datasets.run import adapt_dataset_files
-from lalmbench.io import read_jsonl
+from lalmbench.data.adapters.run import adapt_dataset_files
+from lalmbench.core.io import read_jsonl
 from lalmbench.tasks.run import build_task_files
 
 HERE = Path(__file__).resolve().parent
@@ -61,8 +61,8 @@ def test_a_stamped_events_table_edited_afterwards_is_checked_again(tmp_path):
     import pyarrow.parquet as pq
     import pytest
 
-    from lalmbench.annotations import VALIDATED_KEY, validated_stamp
-    from lalmbench.io import InputError, parquet_metadata, read_parquet
+    from lalmbench.data.annotations import VALIDATED_KEY, validated_stamp
+    from lalmbench.core.io import InputError, parquet_metadata, read_parquet
 
     build(tmp_path)
     stamp = parquet_metadata(tmp_path / "events.parquet")[VALIDATED_KEY]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lalmbench.io import InputError, dumps_json
+from lalmbench.core.io import InputError, dumps_json
 from lalmbench.tasks import build_items
 from lalmbench.tasks.items import make_item
 

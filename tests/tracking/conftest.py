@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from lalmbench import io
+from lalmbench.core import io
 from lalmbench.tracking import job_settings
 
 ROOT = Path(__file__).resolve().parents[2]

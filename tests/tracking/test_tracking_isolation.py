@@ -54,7 +54,7 @@ def test_missing_client_package_is_a_warning_naming_what_to_install(mini_run, tm
 
 
 def test_config_without_tracking_is_off_and_mlflow_needs_a_uri(tmp_path):
-    from lalmbench.config import ConfigError, validate_config
+    from lalmbench.workflow.config import ConfigError, validate_config
 
     def cfg(**tracking):
         c = {"datasets": {"d": {"adapter": "synth_trivial"}},

@@ -4,9 +4,9 @@ import logging
 import pandas as pd
 import pytest
 
-from lalmbench import io
-from lalmbench.progress import ProgressLog
-from lalmbench.scoring import score_mcq
+from lalmbench.core import io
+from lalmbench.core.progress import ProgressLog
+from lalmbench.scoring.mcq import score_mcq
 from lalmbench.tracking.views import UNPARSEABLE, analysis_tables, numeric_summary, progress_points
 
 

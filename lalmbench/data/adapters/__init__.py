@@ -1,0 +1,59 @@
+"""Dataset adapters: a real dataset on local disk -> the pipeline's tables (and ready items).
+
+Every adapter is a pure-ish function ``adapt(params, *, dataset) -> Adapted`` that reads the files
+named in its config params, checks them strictly (errors name the file, row and what was
+expected) and returns the clips / events tables of the data contract, plus ready-made items for
+datasets that ship their own questions (TACoBeLAL MCQ, MMAU, Clotho captions). Adapters never
+touch the network; :mod:`lalmbench.data.adapters.download` has the optional fetch code.
+
+Registry (lazy, like the task families): ``ADAPTERS`` maps the config's ``adapter:`` name to
+its module.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pandas as pd
+
+ADAPTERS: dict[str, str] = {
+    "audioset_strong": "lalmbench.data.adapters.audioset_strong",
+    "tacobelal": "lalmbench.data.adapters.tacobelal",
+    "clotho": "lalmbench.data.adapters.clotho",
+    "mmau": "lalmbench.data.adapters.mmau",
+    "generic": "lalmbench.data.adapters.generic",
+}
+
+CLIP_COLUMNS = ["clip_id", "audio_path", "duration_s", "sample_rate", "split", "source"]
+EVENT_COLUMNS = ["clip_id", "onset_s", "offset_s", "label", "caption", "source"]
+
+
+@dataclass
+class Adapted:
+    """An adapter's tables. ``events_file`` / ``clips_file`` name the user's file a table was read
+    from, and that table's ``source_row`` column holds each row's 1-based data row there, so that
+    validation errors name the file and row the user can open (not the derived table)."""
+
+    clips: pd.DataFrame
+    events: pd.DataFrame
+    items: list[dict] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    events_file: str | None = None
+    clips_file: str | None = None
+
+
+def empty_events() -> pd.DataFrame:
+    return pd.DataFrame({"clip_id": pd.Series([], dtype="string"), "onset_s": pd.Series([], dtype=float),
+                         "offset_s": pd.Series([], dtype=float), "label": pd.Series([], dtype="string"),
+                         "caption": pd.Series([], dtype="string"), "source": pd.Series([], dtype="string")})
+
+
+def get_adapter(name: str) -> Callable[..., Adapted]:
+    if name not in ADAPTERS:
+        raise ValueError(f"unknown dataset adapter {name!r} (known: {', '.join(sorted(ADAPTERS))})")
+    return importlib.import_module(ADAPTERS[name]).adapt
+
+
+def adapt(name: str, params: dict, *, dataset: str) -> Adapted:
+    return get_adapter(name)(dict(params or {}), dataset=dataset)

@@ -1,0 +1,1 @@
+"""Report: all.tsv from every run, figures, the static results browser."""

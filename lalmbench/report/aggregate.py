@@ -1,0 +1,79 @@
+"""All metrics.json -> results/all.tsv: one row per run x metric, sorted, byte-stable."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import pandas as pd
+
+from lalmbench.core import io
+
+KEYS = ["model", "dataset", "task", "condition", "prompt", "metric"]
+VALUES = ["value", "ci_low", "ci_high", "n", "chance", "p_vs_chance", "parse_failure_rate"]
+PROVENANCE = ["model_id", "model_revision", "backend", "parser_version", "config_hash"]
+#: after ``flags`` so the columns before it never move: the rule+judge accuracy of an MCQ run with
+#: the LLM-judge fallback on (``value`` stays rule-only) and the judge's agreement with the rules
+JUDGED = ["value_with_judge", "judge_agreement"]
+COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED
+
+
+RUN_KEYS = KEYS[:-1]
+FLAG_SEP = "; "
+
+
+def metrics_rows(metrics: dict) -> list[dict]:
+    """A metrics.json holds one headline metric, plus optional extra ones under ``metrics`` (list of dicts).
+    Its ``flags`` (e.g. a captioning headline that fell back to another metric) go on every row."""
+    base = {k: metrics.get(k) for k in RUN_KEYS + PROVENANCE}
+    base["flags"] = list(metrics.get("flags") or [])
+    rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED}}]
+    for extra in metrics.get("extra_metrics", []):
+        rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
+                                for k in ["metric"] + VALUES}})
+    return rows
+
+
+def model_flags(check_paths: Iterable[str]) -> dict[str, list[str]]:
+    """model -> flags from its listening-check result (flagged, or too few items to tell)."""
+    from lalmbench.checks.listening import check_flags
+
+    flags = {}
+    for p in check_paths:
+        r = io.read_json(p)
+        if check_flags(r):
+            flags[r["model"]] = check_flags(r)
+    return flags
+
+
+def build_table(paths: Iterable[str], checks: Iterable[str] = ()) -> pd.DataFrame:
+    rows = []
+    for p in paths:
+        m = io.read_json(p)
+        missing = [k for k in ("model", "dataset", "task", "condition", "prompt", "metric", "value") if k not in m]
+        if missing:
+            raise io.InputError(f"{p}: metrics file lacks {missing}")
+        rows += metrics_rows(m)
+    by_model = model_flags(checks)
+    for r in rows:
+        r["flags"] = FLAG_SEP.join(r["flags"] + by_model.get(r["model"], []))
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    dup = df.duplicated(KEYS, keep=False)
+    if dup.any():
+        raise ValueError(f"duplicate result rows for {df.loc[dup, KEYS].head(3).to_dict('records')}")
+    df["n"] = df["n"].astype("Int64")
+    return df.sort_values(KEYS, kind="mergesort").reset_index(drop=True)
+
+
+def flags_table(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per run with flags (results/tables/flags.tsv, shown in the report): what a reader of
+    results/all.tsv must know before quoting a number."""
+    flagged = table.loc[table["flags"] != "", RUN_KEYS + ["flags"]]
+    return flagged.drop_duplicates().reset_index(drop=True)
+
+
+def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
+                  flags_out: str | None = None) -> pd.DataFrame:
+    df = build_table(paths, checks)
+    io.write_tsv(out, df)
+    if flags_out:
+        io.write_tsv(flags_out, flags_table(df))
+    return df

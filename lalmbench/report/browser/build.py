@@ -1,0 +1,158 @@
+"""Results browser data: task items + per-run decisions -> one compact JSON object for the static page.
+
+The page (``index.html`` beside this module) is static and reads ``data.js`` (``window.LALM_BROWSER
+= {...}``) with a plain <script> tag, so it works from ``file://`` (no fetch, no server) and when
+served. Audio is linked by a path relative to the page, so the page must stay inside the results
+tree it was built in (or set ``copy_audio`` to bundle the files).
+"""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable, Sequence
+from urllib.parse import quote
+
+import pandas as pd
+
+from lalmbench.core import io
+from lalmbench.core.io import InputError
+
+DATA_VERSION = 1
+PRED_FIELDS = ["item", "run", "raw_output", "pred_label", "parse_status", "outcome"]
+
+
+def _clean(v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if hasattr(v, "item"):  # numpy scalars
+        v = v.item()
+    return v
+
+
+def audio_href(audio_path: str | None, *, root: Path, page_dir: Path) -> str | None:
+    """URL of an item's audio relative to the page (percent-encoded per segment: Clotho names have spaces)."""
+    if not audio_path:
+        return None
+    p = Path(audio_path)
+    absolute = p if p.is_absolute() else (root / p)
+    rel = os.path.relpath(absolute.resolve(), page_dir.resolve())
+    return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
+
+
+def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, page_dir: Path,
+                 max_raw_chars: int = 4000, audio_map: dict[str, str] | None = None) -> dict:
+    """The page's data: items that some run answered, the runs (model, condition, prompt) and one
+    prediction row per (item, run). ``raw_output`` longer than ``max_raw_chars`` is cut with a marker
+    that gives the full length (the full text stays in the predictions parquet)."""
+    for col in ("model", "dataset", "task", "condition", "prompt", "id"):
+        if col not in decisions.columns:
+            raise InputError(f"browser: decisions table lacks column {col!r} (have {list(decisions.columns)})")
+    index = {}
+    out_items = []
+    for it in items:
+        key = (str(it.get("dataset")), str(it.get("task")), str(it.get("id")))
+        if key in index:
+            raise InputError(f"browser: item {key[2]!r} of task {key[1]!r} appears twice in the task files")
+        index[key] = None
+        out_items.append(it)
+    d = decisions.copy()
+    keys = list(zip(d["dataset"].astype(str), d["task"].astype(str), d["id"].astype(str)))
+    unknown = [k for k in keys if k not in index]
+    if unknown:
+        raise InputError(f"browser: decision for item {unknown[0][2]!r} of task {unknown[0][1]!r} has no task item "
+                         f"({len(unknown)} such rows); were the task files rebuilt after scoring?")
+    answered = set(keys)
+    kept = [it for it in out_items if (str(it.get("dataset")), str(it.get("task")), str(it.get("id"))) in answered]
+    item_pos = {(str(it["dataset"]), str(it["task"]), str(it["id"])): i for i, it in enumerate(kept)}
+
+    runs = sorted(set(zip(d["model"].astype(str), d["condition"].astype(str), d["prompt"].astype(str))))
+    run_pos = {r: i for i, r in enumerate(runs)}
+
+    def col(name):
+        return d[name].tolist() if name in d.columns else [None] * len(d)
+
+    raws, preds, stats, outs = col("raw_output"), col("pred_label"), col("parse_status"), col("outcome")
+    rows = []
+    for i, (k, m, c, p) in enumerate(zip(keys, d["model"].astype(str), d["condition"].astype(str),
+                                         d["prompt"].astype(str))):
+        raw = _clean(raws[i])
+        if isinstance(raw, str) and len(raw) > max_raw_chars:
+            raw = raw[:max_raw_chars] + f" [... cut: {len(raw)} characters in all]"
+        rows.append([item_pos[k], run_pos[(m, c, p)], raw, _clean(preds[i]), _clean(stats[i]), _clean(outs[i])])
+    rows.sort(key=lambda r: (r[0], r[1]))
+
+    def item_record(it):
+        opts = [[str(o.get("label", "")), str(o.get("text") or "")] for o in (it.get("options") or [])]
+        ap = it.get("audio_path")
+        href = (audio_map or {}).get(ap) if audio_map is not None else audio_href(ap, root=root, page_dir=page_dir)
+        refs = it.get("references") or []
+        return {"dataset": it.get("dataset"), "task": it.get("task"), "id": str(it.get("id")),
+                "question": it.get("question") or "", "options": opts, "gold": it.get("answer_label"),
+                "gold_text": it.get("answer_text"), "references": [str(r) for r in refs][:10],
+                "audio": href, "clip_id": it.get("clip_id")}
+
+    return {
+        "version": DATA_VERSION,
+        "tasks": sorted({str(it["task"]) for it in kept}),
+        "models": sorted({r[0] for r in runs}),
+        "conditions": sorted({r[1] for r in runs}),
+        "prompts": sorted({r[2] for r in runs}),
+        "runs": [{"model": m, "condition": c, "prompt": p} for m, c, p in runs],
+        "items": [item_record(it) for it in kept],
+        "pred_fields": PRED_FIELDS,
+        "preds": rows,
+    }
+
+
+def copy_audio(items: Iterable[dict], *, root: Path, page_dir: Path) -> dict[str, str]:
+    """Copy each distinct audio file into ``page_dir/audio/`` (self-contained bundle); returns path -> href."""
+    out, used = {}, set()
+    for it in items:
+        ap = it.get("audio_path")
+        if not ap or ap in out:
+            continue
+        src = Path(ap) if Path(ap).is_absolute() else root / ap
+        if not src.is_file():
+            raise InputError(f"browser: audio file {src} of item {it.get('id')!r} does not exist")
+        name = src.name
+        stem, n = src.stem, 1
+        while name in used:
+            name = f"{stem}-{n}{src.suffix}"
+            n += 1
+        used.add(name)
+        dest = page_dir / "audio" / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        _readable(str(dest))
+        out[ap] = "audio/" + quote(name)
+    return out
+
+
+TEMPLATE = Path(__file__).with_name("index.html")
+
+
+def write_browser(task_files: Sequence[str], decisions_path: str, *, out_html: str, out_data: str,
+                  root: str | Path = ".", max_raw_chars: int = 4000, bundle_audio: bool = False) -> dict:
+    """Read the task items and the stacked decisions, write ``index.html`` + ``data.js`` atomically."""
+    items = [it for f in task_files for it in io.read_jsonl(f)]
+    decisions = io.read_parquet(decisions_path)
+    page_dir = Path(out_html).parent
+    root = Path(root)
+    amap = copy_audio(items, root=root, page_dir=page_dir) if bundle_audio else None
+    data = browser_data(items, decisions, root=root, page_dir=page_dir, max_raw_chars=max_raw_chars, audio_map=amap)
+    # "<\/" is "</" to JS; escaping keeps the payload safe even if someone inlines it in a <script>
+    payload = io.dumps_json(data).replace("</", "<\\/")
+    io.write_text(out_data, f"window.LALM_BROWSER = {payload};\n")
+    io.write_text(out_html, TEMPLATE.read_text(encoding="utf-8"))
+    _readable(out_data, out_html)
+    return data
+
+
+def _readable(*paths: str) -> None:
+    """Atomic writes come from mkstemp (mode 0600); a page served by another user needs the usual mode."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in paths:
+        os.chmod(p, 0o666 & ~umask)

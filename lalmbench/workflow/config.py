@@ -1,0 +1,217 @@
+"""Config validation and the questions rules ask of the config (which runs exist, what each depends on).
+
+Validation fills schema defaults, then checks cross-references the schema cannot express
+(a task's dataset exists, a prompt template exists, a model's task list names real tasks).
+Every error names the config key path, e.g. ``models.random.resources.gpuz: unknown key 'gpuz' for
+backend 'random'; did you mean 'gpus'? (allowed: ...)`` (model entries: lalmbench.workflow.model_entries).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+from lalmbench.workflow.model_entries import check_families, check_model_entries, check_reasoners, resolve_reasoners
+from lalmbench.core.provenance import config_hash
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, source: str = "config") -> dict:
+    """Validate in place (filling defaults) and return cfg; raise ConfigError naming the bad key."""
+    import jsonschema
+    from snakemake.utils import validate
+
+    from lalmbench.models.secrets import config_secret_problems
+
+    # before the schema, whose messages may quote a whole model entry (and a key in it)
+    leaks = config_secret_problems(cfg.get("models") if isinstance(cfg, dict) else None)
+    if leaks:
+        raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(leaks))
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    models = cfg.get("models") if isinstance(cfg.get("models"), dict) else {}
+    entry_problems = check_model_entries(models, schema)
+    # the schema rejects the same unknown keys and backends, less readably: keep only its other errors
+    explained = {p.split(":", 1)[0] for p in entry_problems}
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=lambda e: list(e.absolute_path))
+    lines = entry_problems + [
+        f"{'.'.join(map(str, e.absolute_path)) or '<top level>'}: {e.message}" for e in errors
+        if not _explained(e, explained)]
+    if lines:
+        raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(lines[:10]))
+    validate(cfg, str(schema_path), set_default=True)
+    _check_references(cfg, Path(base_dir), source)
+    return cfg
+
+
+def _explained(error: Any, explained: set[str]) -> bool:
+    """Whether check_model_entries already said what this jsonschema error says (unknown model keys and
+    backends). jsonschema also reports keys it merely could not evaluate because a sibling failed."""
+    path = list(map(str, error.absolute_path))
+    unexpected = error.validator in ("unevaluatedProperties", "additionalProperties")
+    if unexpected and path[:1] == ["models"] and len(path) > 1:
+        return True
+    return ".".join(path) in explained
+
+
+def _check_judge(cfg: dict, base_dir: Path) -> list[str]:
+    """The top-level ``judge:`` block (MCQ LLM-judge fallback) names a model, MCQ tasks and a label prompt."""
+    j = cfg.get("judge")
+    if not j:
+        return []
+    problems = []
+    if j["judge_model"] not in cfg["models"]:
+        problems.append(f"judge.judge_model: unknown model {j['judge_model']!r} (known: {', '.join(sorted(cfg['models']))})")
+    for t in j.get("tasks", []):
+        if t not in cfg["tasks"]:
+            problems.append(f"judge.tasks: unknown task {t!r}")
+        elif cfg["tasks"][t].get("scoring"):
+            problems.append(f"judge.tasks: {t!r} is an open-ended task (scoring.kind), not multiple choice")
+    prompt = j.get("prompt", "mcq")
+    path = base_dir / "resources" / "prompts" / "judge" / f"{prompt}.yaml"
+    if not path.is_file():
+        problems.append(f"judge.prompt: judge prompt {prompt!r} not found (expected {path.relative_to(base_dir)})")
+    else:
+        import yaml
+
+        verdict = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("verdict")
+        if verdict != "option_label":
+            problems.append(f"judge.prompt: {prompt!r} answers {verdict!r}; the MCQ fallback needs a prompt whose "
+                            f"verdict is option_label (e.g. mcq)")
+    return problems
+
+
+def _check_fetched_model(name: str, backend: str, model_id: str) -> list[str]:
+    """A ``lalmbench:`` model id names a model lalmbench fetches itself: refuse an unknown one. Whether it
+    was fetched is checked when it loads (the error says ``make offline-llm``), so that validating or
+    dry-running a config never depends on a 1.1 GB file."""
+    from lalmbench.models import offline_llm
+
+    if model_id.startswith("lalmbench:") and (model_id != offline_llm.MODEL_ID or backend != "hf"):
+        return [f"models.{name}.model_id: {model_id!r} is not a model lalmbench fetches (known: "
+                f"{offline_llm.MODEL_ID!r}, with backend hf)"]
+    return []
+
+
+def _check_rubrics(cfg: dict) -> list[str]:
+    """The ``rubrics:`` block names an existing models entry that can run it, and captioning tasks."""
+    r = cfg.get("rubrics")
+    if r is None:
+        return []
+    problems = []
+    llm = r.get("llm", "offline-llm")
+    entry = cfg["models"].get(llm)
+    if entry is None:
+        problems.append(f"rubrics.llm: unknown model {llm!r} (known: {', '.join(sorted(cfg['models']))}); add the "
+                        f"entry (config/examples/offline-llm.yaml has the offline LLM) or name another")
+    elif entry.get("env") == "vllm":
+        problems.append(f"rubrics.llm: model {llm!r} runs in env vllm, which has no sentence-transformers for the "
+                        "merge step; use an hf, core or openai entry (a vLLM server works through backend openai)")
+    for t in r.get("tasks", []):
+        if t not in cfg["tasks"]:
+            problems.append(f"rubrics.tasks: unknown task {t!r}")
+        elif (cfg["tasks"][t].get("scoring") or {}).get("kind") != "captioning":
+            problems.append(f"rubrics.tasks: {t!r} is not a captioning task (scoring.kind: captioning)")
+    return problems
+
+
+def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
+    problems = []
+    for name, t in cfg["tasks"].items():
+        if t["dataset"] not in cfg["datasets"]:
+            problems.append(f"tasks.{name}.dataset: unknown dataset {t['dataset']!r} "
+                            f"(known: {', '.join(sorted(cfg['datasets']))})")
+    for name, d in cfg["datasets"].items():
+        src = d.get("params", {}).get("from")
+        if d["adapter"] == "mix" and src not in cfg["datasets"]:
+            problems.append(f"datasets.{name}.params.from: unknown dataset {src!r} (known: {', '.join(sorted(cfg['datasets']))})")
+    for name, t in cfg["tasks"].items():
+        for m in t.get("models", []):
+            if m not in cfg["models"]:
+                problems.append(f"tasks.{name}.models: unknown model {m!r}")
+    problems += check_families(cfg["models"])
+    problems += check_reasoners(cfg["models"])
+    for name, m in cfg["models"].items():
+        mid = str(m.get("model_id", ""))
+        problems += _check_fetched_model(name, m["backend"], mid)
+        if m["backend"] in ("hf", "vllm") and mid.startswith(("/", "./", "../", "~")) \
+                and not (base_dir / Path(mid).expanduser()).is_dir():
+            # caught here, before a GPU job is queued (and re-queued) only to fail on it
+            problems.append(f"models.{name}.model_id: local checkpoint directory {mid!r} does not exist "
+                            f"(download it with `hf download <hub id> --local-dir {mid}`, or use the hub id)")
+        for t in m.get("tasks", []):
+            if t not in cfg["tasks"]:
+                problems.append(f"models.{name}.tasks: unknown task {t!r}")
+    for k, pair in enumerate(cfg.get("checks", {}).get("agreement", [])):
+        for side in ("a", "b"):
+            if pair[side] not in cfg["models"]:
+                problems.append(f"checks.agreement.{k}.{side}: unknown model {pair[side]!r}")
+    problems += _check_judge(cfg, base_dir)
+    problems += _check_rubrics(cfg)
+    named = {p for x in list(cfg["models"].values()) + list(cfg["tasks"].values()) for p in x.get("prompts", [])}
+    for p in sorted(named | set(cfg["prompts"])):
+        if not (base_dir / "resources" / "prompts" / f"{p}.txt").is_file():
+            problems.append(f"prompts: template {p!r} not found (expected resources/prompts/{p}.txt)")
+    for name in list(cfg["datasets"]) + list(cfg["tasks"]) + list(cfg["models"]):
+        if "/" in name or not name.strip():
+            problems.append(f"{name!r}: names may not contain '/' (they become path components)")
+    if problems:
+        raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(problems))
+    resolve_reasoners(cfg["models"])
+
+
+@dataclass(frozen=True)
+class Run:
+    model: str
+    dataset: str
+    task: str
+    condition: str
+    prompt: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}/{self.dataset}/{self.task}/{self.condition}/{self.prompt}"
+
+
+def iter_runs(cfg: dict) -> Iterator[Run]:
+    """Every (model, task, condition, prompt) the config asks for, in a stable order. Prompts: the
+    task's list, else the model's, else the top-level one."""
+    for model in sorted(cfg["models"]):
+        m = cfg["models"][model]
+        tasks = m.get("tasks") or sorted(cfg["tasks"])
+        for task in sorted(tasks):
+            if model not in cfg["tasks"][task].get("models", [model]):
+                continue
+            for cond in m.get("conditions") or cfg["conditions"]:
+                for prompt in cfg["tasks"][task].get("prompts") or m.get("prompts") or cfg["prompts"]:
+                    yield Run(model, cfg["tasks"][task]["dataset"], task, cond, prompt)
+
+
+def run_hash(cfg: dict, run: Run, prompt_text: str) -> str:
+    """Hash of everything that determines one run's scores (recorded in metrics.json and all.tsv): the
+    model enters by its fingerprint, so batch size and resources never change it."""
+    from lalmbench.inference.fingerprint import model_fingerprint
+
+    task = cfg["tasks"][run.task]
+    return config_hash({
+        "seed": cfg["seed"], "scale": cfg["scale"], "sample_rate": cfg["sample_rate"],
+        "dataset": cfg["datasets"][task["dataset"]], "task": task,
+        "model": model_fingerprint(cfg["models"][run.model]), "condition": run.condition, "prompt": prompt_text,
+    })
+
+
+def model_max_error_rate(cfg: dict, model: str) -> float:
+    """Share of a predictions file's items that may fail before the model's generate job fails: the
+    model entry's own ``max_error_rate`` (an API model with flaky calls), else the top-level one."""
+    return float(cfg["models"][model].get("max_error_rate", cfg["max_error_rate"]))
+
+
+def canonical(obj: Any) -> str:
+    """Stable string for Snakemake params: a change in it (and only it) reruns the job."""
+    import json
+
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
