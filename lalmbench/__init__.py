@@ -1,3 +1,74 @@
-"""lalm-bench: benchmark Large Audio Language Models with a reproducible Snakemake pipeline."""
+"""lalm-bench: benchmark Large Audio Language Models with a reproducible Snakemake pipeline.
+
+The public API, for scoring outputs produced by another harness from Python. These names stay
+stable when modules move inside the package (docs/api.md):
+
+- :func:`parse_answer` - one raw output -> the option it chooses (or None, with the reason);
+- :func:`score_mcq` - items + predictions -> per-item decisions and the accuracy metrics;
+- :func:`read_items` - the items a dataset adapter or benchmark preset yields from local files.
+
+The heavy modules (pandas, the parser tables) load on first use, so ``import lalmbench`` stays cheap.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from lalmbench.scoring.parse import ParseResult
 
 __version__ = "0.1.0"
+__all__ = ["parse_answer", "score_mcq", "read_items", "__version__"]
+
+
+def _options(options: Sequence[Mapping[str, Any] | str]) -> list[dict]:
+    """``[{label, text}]`` as the pipeline stores options; plain strings get labels A, B, C, ..."""
+    from lalmbench.tasks.items import LABELS
+
+    out = []
+    for i, o in enumerate(options):
+        if isinstance(o, str):
+            if i >= len(LABELS):
+                raise ValueError(f"option {i + 1}: at most {len(LABELS)} plain-string options (labels A-Z)")
+            out.append({"label": LABELS[i], "text": o})
+        elif isinstance(o, Mapping) and "label" in o:
+            out.append({"label": str(o["label"]), "text": str(o.get("text", "") or "")})
+        else:
+            raise ValueError(f"option {i + 1}: expected a string or a mapping with 'label' (and 'text'), got {o!r}")
+    return out
+
+
+def parse_answer(raw: str | None, options: Sequence[Mapping[str, Any] | str], *,
+                 stages: Sequence[str] | None = None, labels_shown: bool = True) -> "ParseResult":
+    """The option label ``raw`` chooses, with the parser stage that decided and why.
+
+    ``options``: ``[{"label": "A", "text": "dog"}, ...]`` or plain option texts (labelled A, B, ...).
+    ``labels_shown=False`` when the prompt showed no letters (outputs from another benchmark's
+    prompt): label stages are off. Never guesses: ``label`` is None unless one option is chosen."""
+    from lalmbench.scoring.parse import parse_answer as _parse
+
+    return _parse(raw, _options(options), stages, labels_shown=labels_shown)
+
+
+def score_mcq(items: Sequence[Mapping[str, Any]], predictions: "pd.DataFrame | Iterable[Mapping[str, Any]]", *,
+              parser: Mapping[str, Any] | None = None) -> tuple["pd.DataFrame", dict]:
+    """Decisions (one row per item: parsed label, parse stage, correct) and accuracy metrics.
+
+    ``items`` are task items (``id``, ``options`` [{label, text}], ``answer_label``; see
+    :func:`read_items`); ``predictions`` rows with ``id`` and ``raw_output`` (a DataFrame or dicts),
+    optionally ``error``. ``parser``: ``{"stages": [...], "labels": "hidden"}`` as in the config."""
+    import pandas as pd
+
+    from lalmbench.scoring.mcq import score_mcq as _score
+
+    preds = predictions if isinstance(predictions, pd.DataFrame) else pd.DataFrame(list(predictions))
+    return _score([dict(it) for it in items], preds, dict(parser or {}))
+
+
+def read_items(adapter: str, params: Mapping[str, Any], *, dataset: str = "dataset") -> list[dict]:
+    """The ready items a dataset adapter or benchmark preset reads from local files (same checks
+    and drops as the workflow's adapter step; drop counts are in the step's stats)."""
+    from lalmbench.data.adapters import adapt
+
+    return adapt(adapter, dict(params), dataset=dataset).items

@@ -4,9 +4,12 @@ Arrow's bundled memory pool (mimalloc or jemalloc) and glibc's malloc each keep 
 their own reuse, so Arrow buffers freed by one part of a step are not reused by the numpy arrays of
 the next. Making Arrow allocate with malloc lets both draw on one heap.
 
-Freed pages are not handed back to the OS between the parts of a step (``malloc_trim``): on the
-1M-row TACoBeLAL build (adapter + next) that lowered the peak by ~120 MB but cost a quarter of a
-second of page faults, and the peak without it stays well below the predecessor's builder's.
+Freed pages are not handed back to the OS between the parts of a step (``malloc_trim``): faulting
+them back in costs more time than the lower peak is worth.
+
+A process-level setting, kept because it earns its place on a user-visible figure: the peak RSS of
+``bench/bench_tacobelal_next.py`` (the task step on a 1M-row table, docs/benchmarks-measured.md)
+is more than a fifth lower with it. Only the heavy task entries (``lalmbench.tasks.run``) call it.
 """
 from __future__ import annotations
 
@@ -15,8 +18,7 @@ def use_system_pool() -> None:
     """Make Arrow allocate with the C library's malloc, as numpy does, for the rest of the process.
 
     Arrow's bundled mimalloc hands freed pages back to the OS eagerly and faults them in again on the
-    next allocation; one heap shared with numpy reuses them instead. On the 1M-row TACoBeLAL build
-    (adapter + next) that cut the system CPU time by about a third and peak RSS by ~90 MB.
+    next allocation; one heap shared with numpy reuses them instead (less system time, lower peak).
     Called at the start of the heavy rule entries (each runs in its own process)."""
     import pyarrow as pa
 
@@ -32,9 +34,8 @@ def one_malloc_arena() -> None:
     glibc gives each thread that allocates while another holds the heap's lock an arena of its own,
     and memory freed in one arena is not reused by another: the steps' helper threads (parquet
     reads and writes, text normalisation, the JSON Lines chunks) each kept their own freed pages.
-    With one arena (``mallopt(M_ARENA_MAX, 1)``, as ``MALLOC_ARENA_MAX=1`` sets it) the 1M-row
-    TACoBeLAL build (adapter + next) peaks at ~650 MB instead of ~820 MB, with less system time
-    and the same wall time. A no-op where the C library has no ``mallopt`` (not glibc)."""
+    With one arena (``mallopt(M_ARENA_MAX, 1)``, as ``MALLOC_ARENA_MAX=1`` sets it) those pages are
+    reused across threads: a lower peak at the same wall time. A no-op where the C library has no ``mallopt`` (not glibc)."""
     import ctypes
 
     try:

@@ -261,7 +261,7 @@ def validated_stamp(clips: pd.DataFrame, events: pd.DataFrame) -> str | None:
     ``validate_events`` (duplicates an error) passed on exactly these tables: a summary of both
     that is cheap to recompute (row counts, columns, each number column's sum and NaN count, each
     text column's byte total and null count). A step that reads the tables back recomputes it and
-    skips checks already made once (half a second on a 1M-row table); a table edited or
+    skips checks already made once; a table edited or
     re-written by anything else no longer matches and is checked in full."""
     import json
 
@@ -326,7 +326,7 @@ def _duplicate_events(df: pd.DataFrame, on: np.ndarray, off: np.ndarray, clip: n
     u = np.uint64
     h = (clip.astype(u) * u(0x9E3779B97F4A7C15)) ^ ((on + 0.0).view(u) * u(0xC2B2AE3D27D4EB4F)) \
         ^ ((off + 0.0).view(u) * u(0x165667B19E3779F9))
-    # hashes that occur more than once, from a sort (a 1M-row hash table costs 2-4x as long)
+    # hashes that occur more than once, from a sort (cheaper than a hash table of every row)
     s = np.sort(h)
     repeated = s[1:][s[1:] == s[:-1]]
     out = np.zeros(len(h), bool)

@@ -206,11 +206,6 @@ class Vetoes:
         return None
 
 
-def clause_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    cuts = [start] + [m.start() for m in _CLAUSE_BREAK.finditer(text, start, end)] + [end]
-    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
-
-
 def vetoes(text: str, masked: str) -> Vetoes:
     """Vetoes of ``text``; ``masked`` is the same text with quoted speech and option texts blanked
     (so "None of the above" as an option, or a quoted "I'm sorry", never vetoes). One pass per
@@ -278,7 +273,7 @@ def _forms(word: str) -> list[str]:
 
 def _literal_first(forms: list[str]) -> str:
     """Alternation of ``forms`` written as common literal prefix + rest, so the regex engine can
-    scan for the literal (about 100x faster than a pattern that starts with a lookaround)."""
+    scan for the literal (a pattern that starts with a lookaround is tried at every position)."""
     prefix = os.path.commonprefix(forms)
     rests = sorted({f[len(prefix):] for f in forms}, key=len, reverse=True)
     alt = "|".join(re.escape(r) for r in rests)
@@ -382,12 +377,6 @@ def starts_with_option(text: str, start: int, end: int, phrases: Sequence[Option
         if m and (best is None or m.end() > best[0]):
             best = (m.end(), p.label)
     return best[1] if best else None
-
-
-def option_spans(text: str, phrases: Sequence[OptionPhrase]) -> list[tuple[int, int]]:
-    """Spans of multi-word/long option texts quoted anywhere in ``text`` (masked before looking for
-    refusal and negation cues, so an option "There is no audio" never vetoes itself)."""
-    return [(a, b) for _, a, b in find_options(text, 0, len(text), [p for p in phrases if not p.short])]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.core.io import InputError
-from lalmbench.scoring.parse import PARSER_VERSION, STAGES, STATUSES, _check_stages, parse_options_key, scorer_fingerprint
+from lalmbench.scoring.parse import PARSER_VERSION, STAGES, STATUSES, check_stages, parse_options_key, scorer_fingerprint
 from lalmbench.core.stats import p_vs_chance, wilson_interval
 
 PARSER_CFG_KEYS = {"stages", "labels"}
@@ -153,7 +153,7 @@ def _parser_settings(parser_cfg: dict | None) -> tuple[tuple[str, ...], bool]:
     labels = cfg.get("labels", "auto")
     if labels not in LABEL_MODES:
         raise ValueError(f"parser.labels: expected one of {list(LABEL_MODES)}, got {labels!r}")
-    return _check_stages(cfg.get("stages")), labels != "hidden"
+    return check_stages(cfg.get("stages")), labels != "hidden"
 
 
 _PAIRS: list = []  # set before forking workers, so children read it without pickling it

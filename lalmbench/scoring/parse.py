@@ -104,12 +104,6 @@ _ECHO = re.compile(r"(?i:\b(?:options|choices)\s*(?:are|:)|\bhere\s+are\s+the\b|
                    r"|choices)\b)")
 
 
-def clean_output(raw: str) -> str:
-    """Special tokens and reasoning blocks dropped (an unclosed ``<think>`` cuts the rest), NFKC,
-    whitespace stripped."""
-    return at.clean(raw)[0]
-
-
 @lru_cache(maxsize=1 << 17)
 def normalise_text(text: str) -> str:
     """Case-folded NFKC text with punctuation removed and whitespace collapsed."""
@@ -511,7 +505,7 @@ def scorer_fingerprint() -> str:
     return f"{PARSER_VERSION}+{source_hash(*SCORER_FILES)}"
 
 
-def _check_stages(stages: Sequence[str] | None) -> tuple[str, ...]:
+def check_stages(stages: Sequence[str] | None) -> tuple[str, ...]:
     if stages is None:
         return STAGES
     unknown = [s for s in stages if s not in STAGES]
@@ -530,7 +524,7 @@ def parse_answer(raw: str | None, options: list[dict], stages: Sequence[str] | N
     Never guesses: ``label`` is None whenever no enabled stage gives one unambiguous answer.
     """
     opts = tuple((str(o["label"]), str(o.get("text", "") or "")) for o in options)
-    return _parse_cached(raw, opts, _check_stages(stages), labels_shown)
+    return _parse_cached(raw, opts, check_stages(stages), labels_shown)
 
 
 @lru_cache(maxsize=65536)

@@ -11,6 +11,9 @@ from collections import Counter
 from typing import Any, Sequence
 
 import numpy as np
+import orjson
+
+from lalmbench.core.io import atomic_path, json_default
 
 LABELS = string.ascii_uppercase
 
@@ -80,17 +83,12 @@ def chi_square_balance(items: Sequence[dict]) -> dict[str, float]:
 
 def write_items(path, items: Sequence[dict]) -> None:
     """Task items as JSON Lines (atomic): one object per line with sorted keys, UTF-8, compact
-    separators. orjson makes the ~10^5 items of a 1M-event table in a tenth of the stdlib encoder's
-    time, and a family's :class:`~lalmbench.tasks.options.ItemRows` are written from their columns
+    separators. orjson, because a large table gives ~10^5 items and the stdlib encoder is far slower,
+    and a family's :class:`~lalmbench.tasks.options.ItemRows` are written from their columns
 without making the dicts; any reader sees the same items as from :func:`lalmbench.core.io.write_jsonl`."""
-    import orjson
-
-    from lalmbench.core.io import _json_default, atomic_path
-    from lalmbench.tasks.options import ItemRows
-
     opts = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
-    chunks = items.json_lines() if isinstance(items, ItemRows) else \
-        (orjson.dumps(it, option=opts, default=_json_default) for it in items)
+    chunks = items.json_lines() if hasattr(items, "json_lines") else \
+        (orjson.dumps(it, option=opts, default=json_default) for it in items)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             for chunk in chunks:

@@ -63,7 +63,7 @@ def build_stats(*, rows_read: int, dropped: dict[str, int], items: Sequence[dict
 
 def import_in_background(*modules: str) -> None:
     """Start importing ``modules`` in a daemon thread: a rule entry calls it for the ones it needs
-    only at the end (scipy.special for :func:`_chi`, ~0.3 s of imports), so that the import runs
+    only at the end (scipy.special for :func:`_chi`), so that the import runs
     while the main thread waits on parquet reads and numpy/Arrow kernels that release the GIL. A
     later ``import`` of the same module waits for it (Python's per-module import lock)."""
     import importlib
@@ -397,9 +397,9 @@ _CONSTANTS = frozenset({str, int, bool, type(None)})   # equal values of one of 
 def _dump(v: Any) -> bytes:
     import orjson
 
-    from lalmbench.core.io import _json_default
+    from lalmbench.core.io import json_default
 
-    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY, default=_json_default)
+    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY, default=json_default)
 
 
 def _template(value: bytes | dict | tuple | list, parts: list) -> None:

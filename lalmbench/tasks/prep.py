@@ -161,8 +161,7 @@ def normalise_text(s: pd.Series) -> pd.Series:
     The rules are Python's (Unicode ``\w``/``\s``): lower case, each character that is neither a
     word character nor whitespace replaced by a space, whitespace runs collapsed, stripped. For
     ASCII texts, nearly all captions, that is every run of non-word characters -> one space, done by
-    pyarrow's RE2 in C++ in one pass (a tenth of the cost on the 300k distinct captions of a 1M-row
-    TACoBeLAL table); only the others go through Python's ``re``.
+    pyarrow's RE2 in C++ in one pass over the distinct captions; only the others go through Python's ``re``.
     """
     def python_rules(x: pd.Series) -> pd.Series:
         return (x.str.lower().str.replace(r"[^\w\s]", " ", regex=True)
@@ -347,8 +346,8 @@ def _prepare_events(events: pd.DataFrame, clips: pd.DataFrame, params: dict | No
         normed = pool.submit(norms)
         texts = np.asarray(tuniq, dtype=object)
         empty = (tcodes < 0) | np.r_[texts == "", True][tcodes]
-        # Work on a row-index vector and take every column once at the end (each take of 1M rows
-        # costs ~10 ms per column; filtering the whole table at each step cost ~1 s per family).
+        # Work on a row-index vector and take every column once at the end: a take per column per
+        # step would copy the whole table at every step.
         short = ~empty & (offset - onset < min_event_s)
         idx = np.flatnonzero(~empty & ~short)
         if not as_read:
@@ -466,7 +465,7 @@ def sort_order(clip: np.ndarray, onset: np.ndarray, offset: np.ndarray, tie: np.
 
     One unstable argsort of the float key clip*span + onset (exact to < 1 us while clip*span <
     2**40), then np.lexsort only over the rows whose key is tied (their strings ranked among
-    themselves): ~5x faster than a 4-key lexsort on 10^6 rows.
+    themselves): a 4-key lexsort of every row is much slower.
     """
     if len(clip) == 0:
         return np.zeros(0, np.int64)
@@ -492,10 +491,6 @@ def sort_order(clip: np.ndarray, onset: np.ndarray, offset: np.ndarray, tie: np.
         sub = o[pos]
         o[pos] = sub[np.lexsort((ranked(tie[sub]), offset[sub], key[sub]))]
     return o
-
-
-def option_text(prep: Prepared, norm_codes: np.ndarray) -> np.ndarray:
-    return prep.text_uniques[norm_codes]
 
 
 def sample_tuples(prep: Prepared, k: int, n_trials: int, rng: np.random.Generator) -> np.ndarray:
@@ -568,7 +563,7 @@ def item_ids(prep: Prepared, clip_codes: np.ndarray, task: str) -> list[str]:
 
 def format_texts(template: str, texts: list[str]) -> list[str]:
     """``[template.format(text=t) for t in texts]``; joined by plain concatenation when the template's
-    only field is ``{text}`` (twice as fast on the 10^5 distinct questions of a large table)."""
+    only field is ``{text}`` (no format parsing per question)."""
     import string
 
     parts = list(string.Formatter().parse(template))

@@ -2,8 +2,8 @@
 imports no tracking client; only a job that is still running after ``tracking.live_after_s``
 (a real model's generate job) starts the worker process and streams to it live.
 
-Why: importing the W&B or MLflow client costs 1.7 to 2.9 s of CPU. Paid by each of the default
-run's ~48 tiny jobs, that alone was a third of the run. Spooled runs are uploaded together at the
+Why: importing the W&B or MLflow client costs seconds of CPU, more than many of the default run's
+tiny jobs take for their own work. Spooled runs are uploaded together at the
 end by one process (rule ``tracking_sync``, :mod:`lalmbench.tracking.sync`), which imports the
 client once and skips the runs a live worker has already sent (``sent.json`` in the spool).
 

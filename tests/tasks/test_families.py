@@ -253,7 +253,7 @@ def test_same_seed_same_bytes_other_seed_only_moves_options(tables, family):
 def test_items_written_from_columns_are_the_item_dicts_bytes(tables, tmp_path, family):
     import orjson
 
-    from lalmbench.core.io import _json_default
+    from lalmbench.core.io import json_default
     from lalmbench.tasks.items import write_items
     from lalmbench.tasks.options import ItemRows
 
@@ -263,7 +263,7 @@ def test_items_written_from_columns_are_the_item_dicts_bytes(tables, tmp_path, f
     write_items(tmp_path / "i.jsonl", items)
     opts = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
     assert isinstance(items, ItemRows) and len(items) > 10
-    assert (tmp_path / "i.jsonl").read_bytes() == b"".join(orjson.dumps(it, option=opts, default=_json_default)
+    assert (tmp_path / "i.jsonl").read_bytes() == b"".join(orjson.dumps(it, option=opts, default=json_default)
                                                            for it in items)
 
 

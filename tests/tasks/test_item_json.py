@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import orjson
 
-from lalmbench.core.io import _json_default
+from lalmbench.core.io import json_default
 from lalmbench.tasks.items import write_items
 from lalmbench.tasks.options import ItemRows, emit
 
@@ -12,7 +12,7 @@ OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEW
 
 
 def _per_item(items) -> bytes:
-    return b"".join(orjson.dumps(it, option=OPTS, default=_json_default) for it in items)
+    return b"".join(orjson.dumps(it, option=OPTS, default=json_default) for it in items)
 
 
 def test_awkward_values_are_written_as_orjson_writes_them(tmp_path):

@@ -333,7 +333,7 @@ def model_fingerprint(model, device: str) -> str:
     """SHA-256 of what decides a sentence embedding: every weight (name, dtype, shape, bytes), the
     tokenizer's vocabulary, the module stack (pooling, normalisation, max length), the library
     versions and the device. Read from the loaded model, so a model given by path or by hub name is
-    fingerprinted the same way (~0.2 s for all-MiniLM-L6-v2's 90 MB)."""
+    fingerprinted the same way."""
     import hashlib
     from importlib.metadata import version
 
