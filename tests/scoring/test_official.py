@@ -1,0 +1,182 @@
+"""The benchmarks' own scoring rules against hand-worked examples, quirks included."""
+import math
+
+import numpy as np
+import pytest
+
+from lalmbench.core.io import InputError
+from lalmbench.scoring import official
+from lalmbench.scoring.official import (air_bench_chat_scores, first_or_penultimate_letter, official_spec,
+                                        sakura_judgement, score_official, string_match)
+
+
+def mcq(id_, texts, gold, **meta):
+    labels = "ABCDEFGH"
+    opts = [{"label": labels[i], "text": t} for i, t in enumerate(texts)]
+    return {"id": id_, "question": "q?", "options": opts, "answer_label": labels[texts.index(gold)],
+            "answer_text": gold, "meta": meta}
+
+
+def scores(name, items, raw, **kw):
+    per, summary = score_official({"scorer": name}, items, raw, **kw)
+    return [None if math.isnan(x) else x for x in per["official_score"]], summary
+
+
+# --- MMAU / MMAR string match ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pred, expected", [
+    ("Dog barking", True),                     # all answer words, no wrong-choice word
+    ("The answer is (B) dog barking.", True),  # extra words that no choice has are fine
+    ("B", False),                              # a bare letter: no answer word
+    ("dog barking or cat meowing", False),     # names a wrong choice's word too
+    ("barking dog", True),                     # word sets, not order
+    ("It is not a dog barking", True),         # negation is invisible to a word-set match
+    ("", False),
+])
+def test_mmau_string_match_hand_worked(pred, expected):
+    assert string_match("dog barking", pred, ["cat meowing", "dog barking", "bird chirping"]) is expected
+
+
+def test_mmau_string_match_shared_words_do_not_count_against_the_answer():
+    # "a man speaking" vs "a woman speaking": only "man" is the answer's own word
+    choices = ["a man speaking", "a woman speaking"]
+    assert string_match("a man speaking", "A man is speaking.", choices) is True
+    assert string_match("a man speaking", "a man speaking, maybe a woman", choices) is False
+    # a choice whose word set equals the answer's is not a wrong choice (duplicate texts)
+    assert string_match("Dog", "dog", ["dog", "DOG", "cat"]) is True
+
+
+def test_mmau_string_match_scorer_counts_failed_generation_as_wrong():
+    items = [mcq("1", ["cat", "dog"], "dog"), mcq("2", ["cat", "dog"], "cat")]
+    got, s = scores("mmau_string_match", items, ["It is a dog.", None])
+    assert got == [1.0, 0.0] and s["value_official"] == 0.5 and s["n_official"] == 2
+
+
+# --- MMSU / AIR-Bench letter rule ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, letter", [
+    ("A", "A"), ("B. dog", "B"), ("The answer is C.", "C"), ("As heard, it is B", "A"),  # the quirk
+    ("(D)", "D"), ("\n C \n", "C"), ("the dog", None), ("E", None), ("x", None),
+])
+def test_first_or_penultimate_letter(text, letter):
+    assert first_or_penultimate_letter(text) == letter
+
+
+def test_mmsu_drops_unreadable_replies_from_the_denominator():
+    items = [mcq(str(i), ["yes", "no", "maybe", "never"], "no") for i in range(6)]
+    raw = ["B", "A", "The answer is B.", "no, definitely", "", None]
+    got, s = scores("mmsu_accuracy", items, raw)
+    # B right, A wrong, penultimate B right, "no, definitely" unreadable -> out, "" wrong, None -> out
+    assert got == [1.0, 0.0, 1.0, None, 0.0, None]
+    assert s["value_official"] == 0.5 and s["n_official"] == 4
+    assert s["official_excluded"] == {"no output": 1, "wrong format": 1}
+
+
+def test_mmsu_compares_choice_text_so_a_duplicate_text_is_credited():
+    item = mcq("1", ["dog", "cat", "dog", "cow"], "dog")  # gold label A; C has the same text
+    assert scores("mmsu_accuracy", [item], ["C"])[0] == [1.0]
+    assert scores("mmsu_accuracy", [mcq("2", ["dog", "cat"], "dog")], ["D"])[0] == [0.0]  # no choice D
+
+
+def test_air_bench_foundation_empty_and_unreadable_go_to_fail_num():
+    items = [mcq(str(i), ["speech", "music", "sound"], "music") for i in range(5)]
+    got, s = scores("air_bench_foundation", items, ["B", "A.", "None", "it is music", None])
+    assert got == [1.0, 0.0, None, None, None]
+    assert s["value_official"] == 0.5 and s["official_excluded"] == {"no output": 2, "wrong format": 1}
+
+
+def test_air_bench_foundation_gold_is_the_first_matching_choice():
+    item = mcq("1", ["dog", "cat", "dog"], "dog")
+    assert scores("air_bench_foundation", [item], ["C"])[0] == [0.0]  # official gt = A, not C
+    bad = dict(mcq("2", ["dog", "cat"], "dog"), answer_text="horse")
+    with pytest.raises(InputError, match="none of choices"):
+        scores("air_bench_foundation", [bad], ["A"])
+
+
+# --- MMAU-Pro nearest choice ---------------------------------------------------------------------------
+
+def bag_of_words_embed(vocab):
+    def embed(texts):
+        return np.array([[t.lower().split().count(w) + 1e-3 * (j == 0) for j, w in enumerate(vocab)]
+                         for t in texts], dtype=float)
+    return embed
+
+
+def test_mmau_pro_nearest_choice_picks_the_most_similar_choice():
+    embed = bag_of_words_embed(["dog", "cat", "bird", "two", "three"])
+    items = [mcq("1", ["dog", "cat", "bird"], "cat"), mcq("2", ["two", "three"], "two"),
+             {"id": "3", "question": "q", "options": [{"label": "A", "text": "only"}], "answer_label": "A",
+              "answer_text": "only"}]
+    got, s = scores("mmau_pro_nearest_choice", items, ["I hear a cat", "three three", "x"], embed=embed)
+    assert got == [1.0, 0.0, None]
+    assert s["official_excluded"] == {"fewer than 2 choices": 1}
+    assert "NV-Embed-v2" in s["official_note"] and "all-MiniLM-L6-v2" in s["official_note"]
+    with pytest.raises(ValueError, match="embedder"):
+        score_official({"scorer": "mmau_pro_nearest_choice"}, items, ["a", "b", "c"])
+
+
+# --- Clotho-AQA -----------------------------------------------------------------------------------------
+
+def test_clotho_aqa_yes_no_and_open_answers():
+    items = [{"id": "1", "question": "Is it raining?", "references": ["yes"]},
+             {"id": "2", "question": "Is it raining?", "references": ["yes"]},
+             {"id": "3", "question": "What animal?", "references": ["dog", "dogs"]},
+             {"id": "4", "question": "What animal?", "references": ["dog"]}]
+    got, _ = scores("clotho_aqa_accuracy", items, ["Yes, it is.", "No", "Dogs.", "a dog"])
+    assert got == [1.0, 0.0, 1.0, 0.0]
+
+
+# --- judges ---------------------------------------------------------------------------------------------
+
+def test_sakura_judge_renders_the_official_prompt_and_keeps_invalid_judgements_in_the_denominator():
+    sent = []
+
+    def ask(prompts, ids):
+        sent.extend(prompts)
+        return ["Explanation: picks (c).\nJudgement: Correct", "Explanation: none.\nJudgement: incorrect",
+                "I cannot tell", None]
+
+    item = {"id": "dog28.wav", "question": "What feature? (a) Feathers (b) Scales (c) Claws (d) Horns",
+            "options": [{"label": "A", "text": "Feathers"}, {"label": "B", "text": "Scales"},
+                        {"label": "C", "text": "Claws"}, {"label": "D", "text": "Horns"}],
+            "answer_label": "C", "answer_text": "Claws"}
+    got, s = scores("sakura_judge", [item] * 4, ["Claws", "Horns", "?", "x"], ask=ask)
+    assert got == [1.0, 0.0, 0.0, 0.0] and s["value_official"] == 0.25 and s["n_official"] == 4
+    assert sent[0].startswith("You are a good judge.")
+    assert "Ground truth answer: (c) Claws\nModel generated response: Claws\n" in sent[0]
+    assert sakura_judgement("Explanation: a\nb\nJudgement: incorrect\n\nextra") == "incorrect"
+
+
+def test_air_bench_chat_scores_the_models_rating_and_drops_unreadable_replies():
+    assert air_bench_chat_scores("8 6") == (8, 6) and air_bench_chat_scores("8\n 6") == (8, 6)
+    assert air_bench_chat_scores("8  6") is None and air_bench_chat_scores("Score: 8 6") is None
+    assert air_bench_chat_scores("11 3") is None
+
+    items = [{"id": str(i), "question": "What is said?", "references": ["Hello there."],
+              "meta": {"meta_info": "a man says hello"}} for i in range(3)]
+    seen = []
+
+    def ask(prompts, ids):
+        seen.extend(ids)
+        assert "[Detailed Audio Description]\na man says hello\n[Question]\nWhat is said?" in prompts[0]
+        return ["9 7", "Assistant 1: 9"]
+
+    got, s = scores("air_bench_chat_judge", items, ["Hello.", "Hi", None], ask=ask)
+    assert got == [7.0, None, None] and seen == ["0", "1"]
+    assert s["official_metric"] == "mean_score" and s["value_official"] == 7.0
+    assert s["official_excluded"] == {"judge reply is not two scores": 1, "no output": 1}
+
+
+def test_unknown_scorer_suggests_the_closest_name():
+    with pytest.raises(InputError, match="did you mean 'mmsu_accuracy'"):
+        official_spec("mmsu_acuracy")
+    assert official_spec(None) is None
+    assert official_spec("mmau_string_match") == {"scorer": "mmau_string_match", "breakdown": []}
+    assert set(official.SCORERS) >= {"mmau_string_match", "mmsu_accuracy", "air_bench_foundation",
+                                      "mmau_pro_nearest_choice", "sakura_judge", "air_bench_chat_judge",
+                                      "clotho_aqa_accuracy"}
+
+
+def test_nothing_kept_gives_nan_not_a_crash():
+    _, s = scores("mmsu_accuracy", [mcq("1", ["a", "b"], "a")], ["zzz"])
+    assert math.isnan(s["value_official"]) and s["n_official"] == 0
