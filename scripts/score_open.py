@@ -7,6 +7,7 @@ Kinds (task config ``scoring.kind``):
   translation  sacreBLEU with the per-language tokenizer (``target_lang``, ``convention`` or ``tokenize``)
   grounding    mean IoU, recall at IoU 0.3/0.5/0.7, onset/offset errors; gold from meta onset_s/offset_s
   judge        LLM-as-judge accuracy (``judge_model`` = a models: entry, ``prompt``, ``fields``)
+  instruction  instruction-following rate (each item's meta.instruction: task_identifier + kwargs)
 """
 import argparse
 import json

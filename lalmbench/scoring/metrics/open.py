@@ -8,6 +8,8 @@ Kinds (a task's ``scoring.kind``):
   translation  sacreBLEU with the per-language tokenizer (``target_lang``, ``convention`` or ``tokenize``)
   grounding    mean IoU, recall at IoU 0.3/0.5/0.7, onset/offset errors; gold from meta onset_s/offset_s
   judge        LLM-as-judge accuracy (``judge_model`` + ``judge_model_cfg``, ``prompt``, ``fields``)
+  instruction  instruction-following rate: the check named by each item's ``meta.instruction``
+               (MMAU-Pro's task_identifier/kwargs, :mod:`lalmbench.scoring.metrics.instruction`)
 
 A prediction missing for an item, a duplicated id or an unknown id is an error naming the id; a
 failed generation is scored as no output (empty), never dropped.
@@ -20,7 +22,7 @@ import pandas as pd
 
 from lalmbench.core import io
 
-KINDS = ("captioning", "asr", "pi_asr", "translation", "grounding", "judge")
+KINDS = ("captioning", "asr", "pi_asr", "translation", "grounding", "judge", "instruction")
 
 
 def clean_json(v):
@@ -209,6 +211,15 @@ def score_open(kind: str, items: list[dict], preds: pd.DataFrame, cfg: dict,
         head = {k: acc[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
         head["parse_failure_rate"] = acc["judge_failure_rate"]
         info = {k: v for k, v in acc.items() if k.startswith("judge_")}
+    elif kind == "instruction":
+        from lalmbench.scoring.metrics.instruction import score_instructions
+
+        per, res = score_instructions(items, raw)
+        dec = dec.merge(per, on="id", how="left", validate="one_to_one")
+        head = {k: res[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
+        info = {"n_followed": res["n_followed"], "excluded": res["excluded"]}
+        if res["excluded"]:  # a reader must know some items could not be checked
+            info["flags"] = [f"{why}={n}" for why, n in res["excluded"].items()]
     else:
         raise ValueError(f"unknown scoring kind {kind!r}; known: {KINDS}")
     metrics = {**head, "kind": kind, **info}
