@@ -133,3 +133,12 @@ def mono_at(audio: np.ndarray, sample_rate: int, target_sr: int, who: str) -> np
     if x.ndim != 1:
         raise ValueError(f"{who} expects mono audio (1-D array), got shape {x.shape}")
     return np.ascontiguousarray(resample(x, sample_rate, target_sr))
+
+
+def item_audio_paths(item: dict) -> list[str]:
+    """Every clip an item plays, in order: ``audio_paths`` for a multi-clip item (MMAU-Pro's
+    two-recording questions), else its one ``audio_path`` (none for a text-only item)."""
+    paths = item.get("audio_paths")
+    if paths:
+        return [str(p) for p in paths]
+    return [str(item["audio_path"])] if item.get("audio_path") else []

@@ -2,7 +2,8 @@
 
 Every model and condition then reads float32 mono WAVs at the pipeline's sample rate instead of
 decoding (MP3/FLAC/44.1 kHz…) and resampling the same files again per model. The manifest maps
-each original ``audio_path`` to its cached file, so items keep pointing at the real data.
+each original ``audio_path`` (and every clip of an item's ``audio_paths``) to its cached file, so
+items keep pointing at the real data.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import soundfile as sf
 
 from lalmbench.core import io
-from lalmbench.data.audio import load_audio
+from lalmbench.data.audio import item_audio_paths, load_audio
 from lalmbench.core.progress import ProgressLog
 
 log = logging.getLogger("lalmbench.data.audio_cache")
@@ -27,7 +28,7 @@ def cached_name(audio_path: str) -> str:
 
 def cache_task_audio(items_path: str, out_dir: str, manifest_path: str, sample_rate: int) -> dict[str, str]:
     items = io.read_jsonl(items_path)
-    paths = sorted({it["audio_path"] for it in items if it.get("audio_path")})
+    paths = sorted({p for it in items for p in item_audio_paths(it)})  # every clip of a multi-clip item
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest, digests, missing = {}, {}, []

@@ -21,11 +21,11 @@ import soundfile as sf
 from lalmbench.core import io
 
 from lalmbench.inference import prompts
-from lalmbench.data.audio import load_audio
-from lalmbench.inference.conditions import apply_condition
+from lalmbench.data.audio import item_audio_paths, load_audio
+from lalmbench.inference.conditions import apply_condition, clip_seed_id, join_clips
 from lalmbench.inference.cache import PredictionCache
 from lalmbench.inference.fingerprint import model_fingerprint
-from lalmbench.inference.slices import PreparedSlice, Slice, prepare, slice_name
+from lalmbench.inference.slices import PreparedSlice, Slice, prepare, slice_name, sources
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
 from lalmbench.scoring.parse import parse_answer
 from lalmbench.core.progress import ProgressLog
@@ -60,15 +60,45 @@ def _duration(path: str) -> float:
         return 0.0
 
 
+#: default silence between clips when a model that takes one audio hears a multi-clip item
+MULTI_AUDIO_GAP_S = 1.0
+
+
+def multi_audio_settings(model: Model) -> tuple[bool, float]:
+    """(whether the model renders several audio entries in one turn, the fallback's gap in seconds)."""
+    return bool(getattr(model, "multi_audio", False)), float(model.cfg.get("multi_audio_gap_s", MULTI_AUDIO_GAP_S))
+
+
 def build_input(it: dict, *, condition: str, template: str, sample_rate: int, seed: int,
-                audio_source: dict[str, str] | None = None) -> ModelInput:
-    audio = None
+                audio_source: dict[str, str | list[str]] | None = None, multi_audio: bool = False,
+                gap_s: float = MULTI_AUDIO_GAP_S) -> ModelInput:
+    """The model's input for one item. Several clips go to a ``multi_audio`` model as ``audios``
+    (``audio`` = the first); any other model gets them joined with ``gap_s`` of silence."""
+    audio = audios = None
     if condition != "no-audio":
-        src = (audio_source or {}).get(it["id"], it["audio_path"])
-        audio = apply_condition(condition, load_audio(src, sample_rate), seed=seed, item_id=it["id"])
+        paths = sources(it, audio_source)
+        if not paths:
+            raise io.InputError(f"item {it['id']!r}: no audio_path")
+        clips = [apply_condition(condition, load_audio(p, sample_rate), seed=seed, item_id=clip_seed_id(it["id"], k))
+                 for k, p in enumerate(paths)]
+        if len(clips) == 1:
+            audio = clips[0]
+        elif multi_audio:
+            audio, audios = clips[0], clips
+        else:
+            audio = join_clips(clips, gap_s=gap_s, sample_rate=sample_rate)
     return ModelInput(id=it["id"], prompt=prompts.render(template, it), question=it["question"],
                       options=it.get("options") or [], audio=audio, sample_rate=sample_rate,
-                      task=it.get("task", ""), meta=it.get("meta", {}))
+                      task=it.get("task", ""), meta=it.get("meta", {}), audios=audios)
+
+
+def multi_audio_record(it: dict, *, condition: str, multi_audio: bool, gap_s: float) -> dict | None:
+    """How a multi-clip item reached the model (kept in the prediction row's ``extra``), or None."""
+    n = len(item_audio_paths(it))
+    if n < 2 or condition == "no-audio":
+        return None
+    return ({"clips": n, "rendering": "separate"} if multi_audio
+            else {"clips": n, "rendering": "concatenated", "gap_s": gap_s})
 
 
 def _run_batch(model: Model, inputs: list[ModelInput]) -> tuple[list[ModelOutput], float]:
@@ -87,10 +117,11 @@ def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: st
     """One batch -> one row per item (raw output or error, tokens, latency), failures retried alone."""
     inputs: list[ModelInput | None] = []
     errors: dict[int, str] = {}
+    multi, gap_s = multi_audio_settings(model)
     for k, it in enumerate(chunk):
         try:
             inputs.append(build_input(it, condition=condition, template=template, sample_rate=sample_rate,
-                                      seed=seed, audio_source=audio_source))
+                                      seed=seed, audio_source=audio_source, multi_audio=multi, gap_s=gap_s))
         except Exception as exc:  # unreadable audio etc.: an item error, not a crashed job
             errors[k] = f"{type(exc).__name__}: {exc}"
             inputs.append(None)
@@ -109,6 +140,9 @@ def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: st
         raw, raw_fix = safe_text(o.raw_output)
         err, err_fix = safe_text(o.error)
         extra = dict(getattr(o, "extra", None) or {})
+        clips = multi_audio_record(it, condition=condition, multi_audio=multi, gap_s=gap_s)
+        if clips:
+            extra["multi_audio"] = clips
         if raw_fix or err_fix:
             extra["output_repaired"] = raw_fix or err_fix
         rows.append({"id": it["id"], "raw_output": raw, "error": err, "latency_s": round(lat, 6),
@@ -185,7 +219,7 @@ def _serve(model: Model, p: PreparedSlice, todo: list[tuple[dict, str]], cache: 
     sl = p.slice
     batch_size = int(sl.variant.get("batch_size", model_cfg.get("batch_size", 1)))
     if sl.condition != "no-audio":  # length-sorted batches: less padding, same results per item
-        todo = sorted(todo, key=lambda t: (_duration(t[0]["audio_path"]), t[0]["id"]))
+        todo = sorted(todo, key=lambda t: (sum(map(_duration, item_audio_paths(t[0]))), t[0]["id"]))
     log.info("%s: generating %d of %d items (batch size %d)", slice_name(sl), len(todo), len(p.items), batch_size)
     stamp = {**common, "batch_size": batch_size, "condition": sl.condition, "prompt": sl.prompt}
     for start in range(0, len(todo), batch_size):

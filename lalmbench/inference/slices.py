@@ -14,7 +14,8 @@ import pandas as pd
 from lalmbench.core import io
 
 from lalmbench.inference import prompts
-from lalmbench.inference.conditions import check_condition, shuffled_sources
+from lalmbench.data.audio import item_audio_paths
+from lalmbench.inference.conditions import check_condition, clip_derangement
 from lalmbench.inference.fingerprint import file_digest, item_key
 
 
@@ -39,10 +40,11 @@ class Slice:
 @dataclass
 class PreparedSlice:
     slice: Slice
-    items: list[dict]            # audio_path redirected to the decoded cache where there is one
+    items: list[dict]            # audio_path(s) redirected to the decoded cache where there is one
     keys: list[str]              # item key per item, same order
     template: str
-    audio_source: dict[str, str] | None  # shuffled condition: item id -> audio file it hears
+    #: shuffled condition: item id -> the audio file it hears (a list for a multi-clip item)
+    audio_source: dict[str, str | list[str]] | None
 
 
 def _check_ids(items: list[dict], path: str) -> None:
@@ -61,6 +63,38 @@ def _digest(path: str, memo: dict[str, str | None]) -> str | None:
     return memo[path]
 
 
+def _redirect(it: dict, files: dict[str, str]) -> dict:
+    out = {**it, "audio_path": files.get(it.get("audio_path"), it.get("audio_path"))}
+    if it.get("audio_paths"):
+        out["audio_paths"] = [files.get(p, p) for p in it["audio_paths"]]
+    return out
+
+
+def _shuffled(items: list[dict], seed: int) -> dict[str, str | list[str]]:
+    """Each item's clips replaced by other clips (one derangement over every clip of the task); a
+    one-clip item maps to one path, as it always did."""
+    other = clip_derangement([p for it in items for p in item_audio_paths(it)], seed, len(items))
+    return {it["id"]: ([other[p] for p in it["audio_paths"]] if it.get("audio_paths") else other[it["audio_path"]])
+            for it in items}
+
+
+def sources(it: dict, audio_source: dict[str, str | list[str]] | None) -> list[str]:
+    """The audio files an item is played under its condition, in order."""
+    src = (audio_source or {}).get(it["id"])
+    if src is None:
+        return item_audio_paths(it)
+    return [src] if isinstance(src, str) else list(src)
+
+
+def _audio_digest(paths: list[str], digests: dict[str, str], memo: dict[str, str | None]) -> str | None:
+    """Content of what the model hears: one clip's digest (keys of one-clip items never change),
+    every clip's digest in order for a multi-clip item, so editing any clip re-runs it."""
+    ds = [digests.get(p) or _digest(p, memo) for p in paths]
+    if not ds:
+        return None
+    return ds[0] if len(ds) == 1 else "+".join(str(d) for d in ds)
+
+
 def prepare(sl: Slice, *, model_fp: str, seed: int, sample_rate: int) -> PreparedSlice:
     """Read a slice's items and compute their keys (pure apart from reading the inputs)."""
     check_condition(sl.condition)
@@ -73,16 +107,14 @@ def prepare(sl: Slice, *, model_fp: str, seed: int, sample_rate: int) -> Prepare
             raise ValueError(f"{sl.manifest}: cached at {manifest['sample_rate']} Hz, run needs {sample_rate} Hz")
         files = manifest["files"]
         digests = {files[p]: d for p, d in manifest.get("sha1", {}).items() if p in files}
-        items = [{**it, "audio_path": files.get(it.get("audio_path"), it.get("audio_path"))} for it in items]
-    audio_source = (shuffled_sources([it["id"] for it in items], [it["audio_path"] for it in items], seed)
-                    if sl.condition == "shuffled" else None)
+        items = [_redirect(it, files) for it in items]
+    audio_source = _shuffled(items, seed) if sl.condition == "shuffled" else None
     template = prompts.load_template(sl.template)
     keys, memo = [], {}
     for it in items:
         digest = None
         if sl.condition != "no-audio":
-            src = (audio_source or {}).get(it["id"], it.get("audio_path"))
-            digest = digests.get(src) or (_digest(src, memo) if src else None)
+            digest = _audio_digest(sources(it, audio_source), digests, memo)
         keys.append(item_key(model_fp=model_fp, condition=sl.condition, prompt_text=prompts.render(template, it),
                              item=it, audio_digest=digest, sample_rate=sample_rate, variant=sl.variant))
     return PreparedSlice(sl, items, keys, template, audio_source)

@@ -32,6 +32,9 @@ class ModelInput:
     """One item as a model sees it after the condition and prompt template were applied.
 
     ``audio`` is mono float32 at ``sample_rate`` or ``None`` (the ``no-audio`` condition).
+    ``audios`` holds every clip, in order, when an item has several and the model declares
+    ``multi_audio`` (``audio`` is then the first clip); otherwise it is ``None`` and ``audio`` is
+    what the model hears (for a multi-clip item: the clips joined by silence).
     ``prompt`` is the rendered user text; ``question``/``options`` stay available for backends
     that score options themselves (log-likelihood, cascade).
     """
@@ -44,6 +47,7 @@ class ModelInput:
     sample_rate: int
     task: str = ""
     meta: dict = field(default_factory=dict)
+    audios: list[np.ndarray] | None = None
 
     @property
     def duration_s(self) -> float:
@@ -68,6 +72,9 @@ class Model(ABC):
     """
 
     backend: str = ""
+    #: True when the backend renders several audio entries in one turn (``ModelInput.audios``);
+    #: every other model gets a multi-clip item's clips joined (``multi_audio_gap_s``)
+    multi_audio: bool = False
 
     def __init__(self, name: str, cfg: dict[str, Any]):
         self.name = name
