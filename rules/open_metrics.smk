@@ -80,6 +80,7 @@ rule score_open:
         py=lambda w: env_python(rulegrid.scoring_env(config, w.task)),
         captioning=lambda w, input: f"--captioning-result {input.captioning}" if input.captioning else "",
         scoring=lambda w: rulegrid.open_scoring_json(config, w.task),
+        official=lambda w: rulegrid.official_json(config, w.task),
         run_hash=lambda w: score_run_hash(w),
         tracking=TRACKING,
     conda:
@@ -91,7 +92,7 @@ rule score_open:
         gpu=lambda w: rulegrid.judge_resource(config, w.task, "gpus", 0),
     shell:
         "{params.py} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
-        "--scoring-json {params.scoring:q} --config-hash {params.run_hash} "
+        "--scoring-json {params.scoring:q} --official-json {params.official:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} {params.captioning} "
         "--tracking-json {params.tracking:q} > {log} 2>&1"

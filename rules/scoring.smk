@@ -21,6 +21,7 @@ rule score:
         parser=parser_param,
         scorer=SCORER,
         judge=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.mcq_judge_json(config, t)),
+        official=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.official_json(config, t)),
         run_hash=score_run_hash,
         tracking=TRACKING,
     conda:
@@ -32,7 +33,8 @@ rule score:
         gpu=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "gpus", 0)),
     shell:
         "{params.py} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
-        "--parser-json {params.parser:q} --judge-json {params.judge:q} --config-hash {params.run_hash} "
+        "--parser-json {params.parser:q} --judge-json {params.judge:q} --official-json {params.official:q} "
+        "--config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} --tracking-json {params.tracking:q} > {log} 2>&1"
 

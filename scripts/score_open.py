@@ -30,6 +30,7 @@ def main() -> None:
     p.add_argument("--items", required=True)
     p.add_argument("--predictions", required=True)
     p.add_argument("--scoring-json", required=True, help="the task's scoring: config (kind + options)")
+    p.add_argument("--official-json", default="{}", help="the dataset's official rule for this task ({} = none)")
     p.add_argument("--config-hash", default="")
     p.add_argument("--run", nargs=5, metavar=("MODEL", "DATASET", "TASK", "CONDITION", "PROMPT"), required=True)
     p.add_argument("--decisions", required=True)
@@ -46,6 +47,12 @@ def main() -> None:
     preds = io.read_parquet(a.predictions)
     caption = io.read_json(a.captioning_result) if a.captioning_result else None
     dec, metrics, extra = score_open(kind, items, preds, cfg, captioning_result=caption)
+    official_cfg = json.loads(a.official_json)
+    if official_cfg:
+        from lalmbench.scoring.official import run_official
+
+        dec, official = run_official(official_cfg, items, dec)
+        metrics = {**metrics, **official}
     from lalmbench.scoring.parse import PARSER_VERSION
 
     first = preds.iloc[0] if len(preds) else {}

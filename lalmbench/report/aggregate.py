@@ -13,7 +13,10 @@ PROVENANCE = ["model_id", "model_revision", "backend", "parser_version", "config
 #: after ``flags`` so the columns before it never move: the rule+judge accuracy of an MCQ run with
 #: the LLM-judge fallback on (``value`` stays rule-only) and the judge's agreement with the rules
 JUDGED = ["value_with_judge", "judge_agreement"]
-COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED
+#: after JUDGED, for the same reason: the benchmark's own scoring rule applied to the same outputs
+#: (lalmbench.scoring.official; empty where the dataset names none) and the items it kept
+OFFICIAL = ["value_official", "n_official"]
+COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED + OFFICIAL
 
 
 RUN_KEYS = KEYS[:-1]
@@ -25,7 +28,7 @@ def metrics_rows(metrics: dict) -> list[dict]:
     Its ``flags`` (e.g. a captioning headline that fell back to another metric) go on every row."""
     base = {k: metrics.get(k) for k in RUN_KEYS + PROVENANCE}
     base["flags"] = list(metrics.get("flags") or [])
-    rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED}}]
+    rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED + OFFICIAL}}]
     for extra in metrics.get("extra_metrics", []):
         rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
                                 for k in ["metric"] + VALUES}})
@@ -60,6 +63,7 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = ()) -> pd.DataFram
     if dup.any():
         raise ValueError(f"duplicate result rows for {df.loc[dup, KEYS].head(3).to_dict('records')}")
     df["n"] = df["n"].astype("Int64")
+    df["n_official"] = df["n_official"].astype("Int64")
     return df.sort_values(KEYS, kind="mergesort").reset_index(drop=True)
 
 

@@ -289,15 +289,32 @@ def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *,
 
 # --- registry and aggregate ----------------------------------------------------------------------------
 
-#: name -> (scorer, what it needs besides items and outputs: None, "embed" or "ask", metric name)
-SCORERS: dict[str, tuple[Callable[..., list[OfficialItem]], str | None, str]] = {
-    "mmau_string_match": (mmau_string_match, None, "accuracy"),
-    "mmsu_accuracy": (mmsu_accuracy, None, "accuracy"),
-    "air_bench_foundation": (air_bench_foundation, None, "accuracy"),
-    "mmau_pro_nearest_choice": (mmau_pro_nearest_choice, "embed", "accuracy"),
-    "clotho_aqa_accuracy": (clotho_aqa_accuracy, None, "accuracy"),
-    "sakura_judge": (sakura_judge, "ask", "accuracy"),
-    "air_bench_chat_judge": (air_bench_chat_judge, "ask", "mean_score"),
+def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
+    """MMAU-Pro's instruction-following success (the same checks as our ``instruction`` kind, which
+    reimplements them); an item whose check is unknown is left out, as ours does."""
+    from lalmbench.scoring.metrics.instruction import check_item
+
+    return [OfficialItem(None if ok is None else float(ok), reason=why)
+            for ok, why in (check_item(it, r) for it, r in zip(items, raw))]
+
+
+@dataclass(frozen=True)
+class Scorer:
+    fn: Callable[..., list[OfficialItem]]
+    kind: str                  # the task kind it scores: mcq | open | instruction
+    needs: str | None = None   # "embed" (a sentence embedder) or "ask" (a judge model)
+    metric: str = "accuracy"
+
+
+SCORERS: dict[str, Scorer] = {
+    "mmau_string_match": Scorer(mmau_string_match, "mcq"),
+    "mmsu_accuracy": Scorer(mmsu_accuracy, "mcq"),
+    "air_bench_foundation": Scorer(air_bench_foundation, "mcq"),
+    "mmau_pro_nearest_choice": Scorer(mmau_pro_nearest_choice, "mcq", "embed"),
+    "mmau_pro_instruction": Scorer(mmau_pro_instruction, "instruction"),
+    "clotho_aqa_accuracy": Scorer(clotho_aqa_accuracy, "open"),
+    "sakura_judge": Scorer(sakura_judge, "mcq", "ask"),
+    "air_bench_chat_judge": Scorer(air_bench_chat_judge, "open", "ask", "mean_score"),
 }
 
 
@@ -320,6 +337,19 @@ def official_spec(official: str | dict | None) -> dict | None:
     return spec
 
 
+def spec_for_task(official: str | dict | list | None, task_kind: str) -> dict | None:
+    """The official rule of a dataset that applies to one of its tasks. A dataset's ``official:`` is
+    one scorer or a list (MMAU-Pro: nearest choice for its MCQ task, the instruction checks for its
+    instruction task); each scorer scores one task kind (``mcq``, ``instruction``, ``open`` for every
+    other open-ended kind), so a task gets the one of its kind or none."""
+    specs = [official_spec(o) for o in (official if isinstance(official, list) else [official]) if o]
+    kind = task_kind if task_kind in ("mcq", "instruction") else "open"
+    fits = [s for s in specs if s is not None and SCORERS[s["scorer"]].kind == kind]
+    if len(fits) > 1:
+        raise InputError(f"official: {[s['scorer'] for s in fits]} all score {kind} tasks; keep one")
+    return fits[0] if fits else None
+
+
 def score_official(spec: dict, items: list[dict], raw: list[str | None], *, embed: EmbedFn | None = None,
                    ask: AskFn | None = None) -> tuple[pd.DataFrame, dict]:
     """(per item: id, official_score, official_pred, official_reason; the summary for metrics.json:
@@ -327,7 +357,7 @@ def score_official(spec: dict, items: list[dict], raw: list[str | None], *, embe
     reason and the scorer's notes)."""
     name = spec["scorer"]
     check_scorer(name)
-    fn, needs, metric = SCORERS[name]
+    fn, needs, metric = SCORERS[name].fn, SCORERS[name].needs, SCORERS[name].metric
     if len(items) != len(raw):
         raise ValueError(f"{len(items)} items but {len(raw)} outputs")
     kw = {}
@@ -354,3 +384,72 @@ def score_official(spec: dict, items: list[dict], raw: list[str | None], *, embe
         summary["official_note"] = ("nearest choice by " + summary["official_embedder"]
                                     + " (the official script uses nvidia/NV-Embed-v2)")
     return per, summary
+
+
+#: the decisions column that holds our own per-item verdict, by scoring path
+OURS_COLUMNS = ("correct", "verdict", "followed")
+
+
+def attach(decisions: pd.DataFrame, per: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Decisions with the official columns and ``official_disagrees`` (ours says right, the official
+    rule wrong, or the reverse; false where either has no verdict), and the disagreement count."""
+    out = decisions.merge(per, on="id", how="left", validate="one_to_one")
+    ours_col = next((c for c in OURS_COLUMNS if c in out.columns), None)
+    if ours_col is None:
+        out["official_disagrees"] = False
+        return out, 0
+    ours = out[ours_col].map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v))
+    official_ok = out["official_score"].map(lambda v: None if math.isnan(v) else v >= 1.0)
+    both = ours.notna() & official_ok.notna()
+    out["official_disagrees"] = both & (ours != official_ok)
+    return out, int(out["official_disagrees"].sum())
+
+
+def judge_ask(spec: dict) -> AskFn:
+    """The judge entry of ``spec`` (``judge_model`` + ``judge_model_cfg``, filled by the workflow) as
+    an :data:`AskFn`: greedy, every reply cached under ``cache_dir`` by (model entry, prompt, item)."""
+    import hashlib
+    import json
+
+    from lalmbench.scoring.judge import GREEDY, CachedLLM
+
+    if not spec.get("judge_model") or not spec.get("judge_model_cfg"):
+        raise InputError(f"official scorer {spec['scorer']!r} needs a judge: set judge_model in the dataset's "
+                         f"official: entry or the top-level judge: block")
+    llm = CachedLLM(spec["judge_model"], spec["judge_model_cfg"], GREEDY, cache_dir=spec.get("cache_dir"))
+
+    def ask(prompts: list[str], ids: list[str]) -> list[str | None]:
+        keys = [hashlib.sha256(json.dumps({"model": llm.cfg, "prompt": p, "id": i, "scorer": spec["scorer"]},
+                                          sort_keys=True).encode()).hexdigest() for p, i in zip(prompts, ids)]
+        replies = llm.ask_rendered(prompts, ids, keys, task="official-judge")
+        return [None if r["error"] else r["raw"] for r in replies]
+
+    return ask
+
+
+def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embed: EmbedFn | None = None,
+                 ask: AskFn | None = None) -> tuple[pd.DataFrame, dict]:
+    """Score a run's decisions (``raw_output``, ``error`` per item) by the official rule: the
+    decisions with the official columns, and the metrics.json fields. The embedder or judge a rule
+    needs is loaded here from ``spec`` unless given."""
+    by_id = decisions.set_index(decisions["id"].astype(str))
+    raw = []
+    for it in items:
+        row = by_id.loc[str(it["id"])]
+        err = row.get("error")
+        failed = err is not None and not (isinstance(err, float) and math.isnan(err)) and err != ""
+        r = row.get("raw_output")
+        raw.append(None if failed or r is None or (isinstance(r, float) and math.isnan(r)) else str(r))
+    needs = SCORERS[spec["scorer"]].needs
+    if needs == "embed" and embed is None:
+        from lalmbench.analysis.embed import load_encoder  # the embedder the similarity analyses use
+
+        embed, _ = load_encoder(spec.get("embedder"))
+    if needs == "ask" and ask is None:
+        ask = judge_ask(spec)
+    per, summary = score_official(spec, items, raw, embed=embed, ask=ask)
+    out, n_dis = attach(decisions, per)
+    summary["n_official_disagree"] = n_dis
+    if spec.get("breakdown"):
+        summary["official_breakdown"] = list(spec["breakdown"])
+    return out, summary

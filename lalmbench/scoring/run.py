@@ -16,9 +16,11 @@ PROVENANCE = ("model_id", "model_revision", "backend", "seed", "batch_size")
 
 def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict, config_hash: str,
                     run: list[str], decisions_path: str, metrics_path: str, judge_cfg: dict | None = None,
-                    judge_model=None) -> dict:
+                    judge_model=None, official_cfg: dict | None = None) -> dict:
     """``judge_cfg`` (the top-level ``judge:`` block with ``judge_model_cfg`` and ``seed`` filled in
-    by the workflow) turns on the LLM-judge fallback; ``judge_model`` injects a loaded backend."""
+    by the workflow) turns on the LLM-judge fallback; ``judge_model`` injects a loaded backend.
+    ``official_cfg`` (the dataset's official rule for this task, :mod:`lalmbench.scoring.official`)
+    adds ``value_official`` beside ``value`` and the per-item official columns."""
     from lalmbench.scoring.mcq import score_mcq
 
     items = io.read_jsonl(items_path)
@@ -27,6 +29,14 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     if judge_cfg:
         decisions, judged = _judge(decisions, items, judge_cfg, judge_model)
         metrics = {**metrics, **judged}
+    if official_cfg:
+        from lalmbench.scoring.official import run_official
+
+        decisions, official = run_official(official_cfg, items, decisions)
+        metrics = {**metrics, **official}
+        log.info("official %s: %.4f over %d items (%d left out), %d items disagree with ours",
+                 official["official_scorer"], official["value_official"], official["n_official"],
+                 sum(official["official_excluded"].values()), official["n_official_disagree"])
     first = preds.iloc[0] if len(preds) else {}
     metrics = {
         **dict(zip(RUN_KEYS, run)),

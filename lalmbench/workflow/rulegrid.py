@@ -63,13 +63,43 @@ def open_scoring_json(config: dict, task: str) -> str:
     return json.dumps(cfg, sort_keys=True, separators=(",", ":"))
 
 
+def official_json(config: dict, task: str) -> str:
+    """The official scoring rule one score job receives (canonical JSON, ``{}`` when the task's
+    dataset names none in ``official:``): the rule for the task's kind, with the judge entry filled in
+    for a judge-based rule (its own ``judge_model``, else the top-level ``judge:`` block's)."""
+    from lalmbench.scoring.official import SCORERS, spec_for_task
+
+    ds = config["datasets"][config["tasks"][task]["dataset"]]
+    spec = spec_for_task(ds.get("official"), scoring_kind(config, task) or "mcq")
+    if spec is None:
+        return "{}"
+    if SCORERS[spec["scorer"]].needs == "ask":
+        judge = spec.get("judge_model") or (config.get("judge") or {}).get("judge_model")
+        if not judge or judge not in config["models"]:
+            raise ValueError(f"task {task}: official scorer {spec['scorer']!r} needs a judge model: set "
+                             f"datasets.{config['tasks'][task]['dataset']}.official.judge_model or judge.judge_model "
+                             f"to a models: entry (got {judge!r})")
+        spec.update(judge_model=judge, judge_model_cfg=config["models"][judge])
+        spec.setdefault("cache_dir", "results/cache/judge")
+    from lalmbench.core.provenance import source_hash
+
+    # an edit of the official rules re-scores the runs they cover, and only those
+    spec["code"] = source_hash("scoring/official.py", "scoring/metrics/instruction.py")
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+
 def judge_model_of(config: dict, task: str) -> str | None:
     """The models entry that judges this task's runs: an open task's ``scoring.judge_model``, or for
-    an MCQ task the top-level ``judge:`` block's (its LLM-judge fallback), else None."""
+    an MCQ task the top-level ``judge:`` block's (its LLM-judge fallback), else the judge of the
+    dataset's official rule (SAKURA, AIR-Bench Chat), else None."""
     s = config["tasks"][task].get("scoring") or {}
-    if s:
-        return s["judge_model"] if s.get("kind") == "judge" else None
-    return (mcq_judge(config, task) or {}).get("judge_model")
+    if s and s.get("kind") == "judge":
+        return s["judge_model"]
+    own = None if s else (mcq_judge(config, task) or {}).get("judge_model")
+    if own:
+        return own
+    official = json.loads(official_json(config, task))
+    return official.get("judge_model")
 
 
 def scoring_env(config: dict, task: str) -> str:

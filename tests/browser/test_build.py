@@ -43,9 +43,20 @@ def test_data_rows_links_and_truncation(tmp_path):
     assert data["items"][1]["audio"] is None
     assert data["runs"] == [{"model": "m", "condition": "audio", "prompt": "p"},
                             {"model": "n", "condition": "audio", "prompt": "p"}]
-    assert data["preds"][0] == [0, 0, "B</script>", "B", "exact-label", "correct"]
-    assert data["preds"][1] == [0, 1, None, None, "error", "unparseable"]
+    assert data["preds"][0] == [0, 0, "B</script>", "B", "exact-label", "correct", None, None]
+    assert data["preds"][1] == [0, 1, None, None, "error", "unparseable", None, None]
     assert data["preds"][2][2] == "x" * 20 + " [... cut: 50 characters in all]"
+
+
+def test_official_disagreements_and_every_clip_reach_the_page(tmp_path):
+    items, dec = _setup(tmp_path)
+    items[0]["audio_paths"] = ["results/data/clips/Santa Motor.wav", "results/data/clips/b.wav"]
+    dec = dec.assign(official_score=[0.0, 1.0, None], official_disagrees=[True, False, False])
+    data = browser_data(items, dec, root=tmp_path, page_dir=tmp_path / "results" / "browser")
+    assert data["pred_fields"][-2:] == ["official_score", "official_disagrees"]
+    assert data["preds"][0][-2:] == [0.0, True] and data["preds"][2][-2:] == [1.0, False]
+    assert data["items"][0]["audios"] == ["../data/clips/Santa%20Motor.wav", "../data/clips/b.wav"]
+    assert "official-disagrees" in (Path(__file__).parents[2] / "lalmbench/report/browser/index.html").read_text()
 
 
 def test_unknown_item_is_an_error(tmp_path):

@@ -96,7 +96,7 @@ def test_a_judge_that_disagrees_with_clean_rule_reads_is_flagged_untrusted(tmp_p
     assert list(dec["outcome"][:3]) == ["correct", "wrong", "correct"]  # audit reads never change a decision
     table = write_all_tsv([str(tmp_path / "run" / "metrics.json")], str(tmp_path / "all.tsv"))
     row = table.iloc[0]
-    assert list(table.columns[-3:]) == ["flags", "value_with_judge", "judge_agreement"]
+    assert list(table.columns[-5:]) == ["flags", "value_with_judge", "judge_agreement", "value_official", "n_official"]
     assert (row["value"], row["value_with_judge"], row["judge_agreement"]) == (
         pytest.approx(0.25), pytest.approx(0.375), pytest.approx(1 / 3))
     assert row["flags"] == "judge-untrusted:disagreed with 2/3 rule reads (67% > 5%)"

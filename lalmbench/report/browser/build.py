@@ -20,7 +20,10 @@ from lalmbench.core import io
 from lalmbench.core.io import InputError
 
 DATA_VERSION = 1
-PRED_FIELDS = ["item", "run", "raw_output", "pred_label", "parse_status", "outcome"]
+#: official_score / official_disagrees: the benchmark's own rule on the same output
+#: (lalmbench.scoring.official) and whether it disagrees with our verdict; null without one
+PRED_FIELDS = ["item", "run", "raw_output", "pred_label", "parse_status", "outcome", "official_score",
+               "official_disagrees"]
 
 
 def _clean(v):
@@ -74,24 +77,30 @@ def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, 
         return d[name].tolist() if name in d.columns else [None] * len(d)
 
     raws, preds, stats, outs = col("raw_output"), col("pred_label"), col("parse_status"), col("outcome")
+    official, disagrees = col("official_score"), col("official_disagrees")
     rows = []
     for i, (k, m, c, p) in enumerate(zip(keys, d["model"].astype(str), d["condition"].astype(str),
                                          d["prompt"].astype(str))):
         raw = _clean(raws[i])
         if isinstance(raw, str) and len(raw) > max_raw_chars:
             raw = raw[:max_raw_chars] + f" [... cut: {len(raw)} characters in all]"
-        rows.append([item_pos[k], run_pos[(m, c, p)], raw, _clean(preds[i]), _clean(stats[i]), _clean(outs[i])])
+        dis = _clean(disagrees[i])
+        rows.append([item_pos[k], run_pos[(m, c, p)], raw, _clean(preds[i]), _clean(stats[i]), _clean(outs[i]),
+                     _clean(official[i]), None if dis is None else bool(dis)])
     rows.sort(key=lambda r: (r[0], r[1]))
 
     def item_record(it):
         opts = [[str(o.get("label", "")), str(o.get("text") or "")] for o in (it.get("options") or [])]
-        ap = it.get("audio_path")
-        href = (audio_map or {}).get(ap) if audio_map is not None else audio_href(ap, root=root, page_dir=page_dir)
+        def href_of(ap):
+            return (audio_map or {}).get(ap) if audio_map is not None else audio_href(ap, root=root, page_dir=page_dir)
+
+        href = href_of(it.get("audio_path"))
         refs = it.get("references") or []
+        extra = {"audios": [href_of(p) for p in it["audio_paths"]]} if it.get("audio_paths") else {}
         return {"dataset": it.get("dataset"), "task": it.get("task"), "id": str(it.get("id")),
                 "question": it.get("question") or "", "options": opts, "gold": it.get("answer_label"),
                 "gold_text": it.get("answer_text"), "references": [str(r) for r in refs][:10],
-                "audio": href, "clip_id": it.get("clip_id")}
+                "audio": href, "clip_id": it.get("clip_id"), **extra}
 
     return {
         "version": DATA_VERSION,
@@ -109,8 +118,7 @@ def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, 
 def copy_audio(items: Iterable[dict], *, root: Path, page_dir: Path) -> dict[str, str]:
     """Copy each distinct audio file into ``page_dir/audio/`` (self-contained bundle); returns path -> href."""
     out, used = {}, set()
-    for it in items:
-        ap = it.get("audio_path")
+    for it, ap in ((it, ap) for it in items for ap in (it.get("audio_paths") or [it.get("audio_path")])):
         if not ap or ap in out:
             continue
         src = Path(ap) if Path(ap).is_absolute() else root / ap
