@@ -180,3 +180,18 @@ def test_unknown_scorer_suggests_the_closest_name():
 def test_nothing_kept_gives_nan_not_a_crash():
     _, s = scores("mmsu_accuracy", [mcq("1", ["a", "b"], "a")], ["zzz"])
     assert math.isnan(s["value_official"]) and s["n_official"] == 0
+
+
+def test_paper_breakdown_crosses_fields_like_sakuras_track_by_hop():
+    import pandas as pd
+
+    dec = pd.DataFrame({"id": list("abcd"), "correct": [True, False, True, True],
+                        "official_score": [1.0, 0.0, None, 0.0],
+                        "meta_track": ["Animal", "Animal", "Emotion", "Emotion"],
+                        "meta_hop": ["single", "multi", "single", "single"]})
+    rows = official.paper_breakdown(dec, [["track", "hop"], "language"])
+    assert rows[:3] == [
+        {"field": "track x hop", "group": "Animal x multi", "n": 1, "value": 0.0, "n_official": 1, "value_official": 0.0},
+        {"field": "track x hop", "group": "Animal x single", "n": 1, "value": 1.0, "n_official": 1, "value_official": 1.0},
+        {"field": "track x hop", "group": "Emotion x single", "n": 2, "value": 1.0, "n_official": 1, "value_official": 0.0}]
+    assert rows[3] == {"field": "language", "group": None, "missing": True}

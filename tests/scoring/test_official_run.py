@@ -30,6 +30,9 @@ def test_mcq_run_reports_the_official_rule_beside_ours(tmp_path):
     dec = io.read_parquet(tmp_path / "dec.parquet").set_index("id")
     assert list(dec["official_score"]) == [0.0, 1.0, 0.0]
     assert list(dec["correct"]) == [True, True, True]  # ours reads all three as A
+    assert m["breakdown"] == [
+        {"field": "category", "group": "music", "n": 1, "value": 1.0, "n_official": 1, "value_official": 0.0},
+        {"field": "category", "group": "sound", "n": 2, "value": 1.0, "n_official": 2, "value_official": 0.5}]
     assert list(dec["official_disagrees"]) == [True, False, True] and m["n_official_disagree"] == 2
     table = write_all_tsv([str(tmp_path / "metrics.json")], str(tmp_path / "all.tsv"))
     assert list(table.columns) == COLUMNS and list(table.columns[-2:]) == ["value_official", "n_official"]
