@@ -442,7 +442,7 @@ def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embe
         raw.append(None if failed or r is None or (isinstance(r, float) and math.isnan(r)) else str(r))
     needs = SCORERS[spec["scorer"]].needs
     if needs == "embed" and embed is None:
-        from lalmbench.analysis.embed import load_encoder  # the embedder the similarity analyses use
+        from lalmbench.models.sentence_encoder import load_encoder
 
         embed, _ = load_encoder(spec.get("embedder"))
     if needs == "ask" and ask is None:

@@ -195,3 +195,18 @@ def test_paper_breakdown_crosses_fields_like_sakuras_track_by_hop():
         {"field": "track x hop", "group": "Animal x single", "n": 1, "value": 1.0, "n_official": 1, "value_official": 1.0},
         {"field": "track x hop", "group": "Emotion x single", "n": 2, "value": 1.0, "n_official": 1, "value_official": 0.0}]
     assert rows[3] == {"field": "language", "group": None, "missing": True}
+
+
+def test_nearest_choice_with_the_bundled_minilm_substitute():
+    import pandas as pd
+
+    opts = [{"label": "A", "text": "a dog barking"}, {"label": "B", "text": "a car engine"},
+            {"label": "C", "text": "rain falling"}]
+    items = [{"id": "1", "question": "q", "options": opts, "answer_label": "A", "answer_text": "a dog barking"},
+             {"id": "2", "question": "q", "options": opts, "answer_label": "C", "answer_text": "rain falling"}]
+    dec = pd.DataFrame({"id": ["1", "2"], "raw_output": ["I hear a dog that barks loudly.", "An engine revving."],
+                        "error": [None, None], "correct": [True, True]})
+    out, s = official.run_official({"scorer": "mmau_pro_nearest_choice"}, items, dec)
+    assert list(out["official_pred"]) == ["a dog barking", "a car engine"]
+    assert list(out["official_score"]) == [1.0, 0.0] and s["n_official_disagree"] == 1
+    assert s["official_embedder"] == "all-MiniLM-L6-v2"
