@@ -120,3 +120,18 @@ def test_audio_manifest_lists_every_clip_and_keys_follow_it(task, tmp_path):
     p = prepare(sl, model_fp=model_fingerprint({"backend": "random"}), seed=0, sample_rate=SR)
     assert p.items[0]["audio_paths"] == [files[str(tmp_path / "a.wav")], files[str(tmp_path / "b.wav")]]
     assert keys(task[0], manifest=str(manifest))[0] != keys(task[0], condition="silence", manifest=str(manifest))[0]
+
+
+def test_import_family_takes_every_clip_from_the_clips_table():
+    import pandas as pd
+
+    from lalmbench.core.io import InputError
+    from lalmbench.tasks.imported import select_items
+
+    clips = pd.DataFrame({"clip_id": ["a", "b"], "audio_path": ["/data/a.wav", "/data/b.wav"]})
+    item = {"id": "x", "question": "q", "options": [], "clip_id": "a", "audio_path": "a.wav",
+            "clip_ids": ["a", "b"], "audio_paths": ["a.wav", "b.wav"], "meta": {}}
+    out, _ = select_items([item], clips, {}, seed=0, dataset="d", task="t")
+    assert out[0]["audio_path"] == "/data/a.wav" and out[0]["audio_paths"] == ["/data/a.wav", "/data/b.wav"]
+    with pytest.raises(InputError, match=r"clip_ids \['c'\] are not in the dataset's clips table"):
+        select_items([dict(item, clip_ids=["a", "c"])], clips, {}, seed=0, dataset="d", task="t")

@@ -9,7 +9,8 @@ order, texts and answers are kept. ``params``:
   limit:      keep at most this many (a seeded sample by ``sample_seed``, kept in file order)
   shuffle_options: false -- true re-places answers at balanced positions with ``seed`` (texts unchanged)
 
-Each item's ``audio_path`` is taken from ``clips`` by clip_id, so the adapter's path checks apply.
+Each item's ``audio_path`` is taken from ``clips`` by clip_id (and a multi-clip item's ``audio_paths``
+by its ``clip_ids``), so the adapter's path checks apply.
 """
 from __future__ import annotations
 
@@ -48,7 +49,13 @@ def select_items(items: list[dict], clips, params: dict, *, seed: int, dataset: 
         cid = str(it.get("clip_id"))
         if cid not in path_of:
             raise InputError(f"{source}: item {it.get('id')!r}: clip_id {cid!r} is not in the dataset's clips table")
-        out.append(dict(it, task=task, dataset=dataset, audio_path=path_of[cid]))
+        rec = dict(it, task=task, dataset=dataset, audio_path=path_of[cid])
+        if it.get("clip_ids"):  # a multi-clip item: every clip through the clips table, in order
+            absent = [c for c in map(str, it["clip_ids"]) if c not in path_of]
+            if absent:
+                raise InputError(f"{source}: item {it.get('id')!r}: clip_ids {absent} are not in the dataset's clips table")
+            rec["audio_paths"] = [path_of[c] for c in map(str, it["clip_ids"])]
+        out.append(rec)
     if bool(param(params, "shuffle_options", False)):
         out = _reshuffle(out, np.random.default_rng(seed))
     return out, build_stats(rows_read=len(items), dropped={k: v for k, v in dropped.items() if v}, items=out,
