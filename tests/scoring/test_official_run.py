@@ -58,3 +58,21 @@ def test_rulegrid_gives_each_task_the_rule_of_its_kind():
     config["datasets"]["sak"]["official"] = "sakura_judge"
     with pytest.raises(ValueError, match="needs a judge model"):
         rulegrid.official_json(config, "sak_mcq")
+
+
+@pytest.mark.slow
+def test_value_official_through_the_workflow(tmp_path):
+    from tests.workflow import copy_workflow, snakemake
+
+    wd = copy_workflow(tmp_path / "wf")
+    (wd / ".test" / "official.yaml").write_text(
+        "seed: 0\nscale: 1\n"
+        "datasets:\n  synth-trivial: {adapter: synth_trivial, official: {scorer: mmau_string_match}}\n"
+        "tasks:\n  pitch-order: {dataset: synth-trivial, family: pitch_order, params: {n_items: 8}}\n"
+        "models:\n  text-overlap: {backend: text-overlap}\n"
+        "conditions: [audio]\nprompts: [mcq-default]\n")
+    snakemake(wd, "--configfile=.test/official.yaml", "results/all.tsv")
+    dec = pd.read_parquet(wd / "results/scores/text-overlap/synth-trivial/pitch-order/audio/mcq-default/decisions.parquet")
+    assert dec["official_score"].notna().all()
+    row = pd.read_csv(wd / "results/all.tsv", sep="\t").iloc[0]
+    assert row["value_official"] == pytest.approx(dec["official_score"].mean()) and row["n_official"] == len(dec)
