@@ -452,8 +452,19 @@ def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embe
     summary["n_official_disagree"] = n_dis
     if spec.get("breakdown"):
         summary["official_breakdown"] = list(spec["breakdown"])
-        summary["breakdown"] = paper_breakdown(out, spec["breakdown"])
+        summary["breakdown"] = paper_breakdown(_with_meta(out, items, spec["breakdown"]), spec["breakdown"])
     return out, summary
+
+
+def _with_meta(decisions: pd.DataFrame, items: list[dict], fields: Sequence[str | Sequence[str]]) -> pd.DataFrame:
+    """Decisions with a ``meta_<key>`` column for every breakdown key they lack (open-ended
+    decisions carry no meta), taken from the items by id."""
+    keys = {k for f in fields for k in ([f] if isinstance(f, str) else f)}
+    meta = {str(it["id"]): it.get("meta") or {} for it in items}
+    ids = decisions["id"].astype(str)
+    add = {f"meta_{k}": ids.map(lambda i, k=k: meta.get(i, {}).get(k)) for k in sorted(keys)
+           if f"meta_{k}" not in decisions.columns}
+    return decisions.assign(**add) if add else decisions
 
 
 def paper_breakdown(decisions: pd.DataFrame, fields: Sequence[str | Sequence[str]]) -> list[dict]:
@@ -469,11 +480,14 @@ def paper_breakdown(decisions: pd.DataFrame, fields: Sequence[str | Sequence[str
         if any(c not in decisions.columns for c in cols):
             rows.append({"field": " x ".join(keys), "group": None, "missing": True})
             continue
-        d = decisions.assign(_ours=decisions[ours_col].astype(float) if ours_col else math.nan)
+        ours = decisions[ours_col].astype(float) if ours_col else pd.Series(math.nan, index=decisions.index)
+        if ours_col == "verdict":  # a failed judgement counts as not correct in our judged value
+            ours = ours.fillna(0.0)
+        d = decisions.assign(_ours=ours)
         for key, g in d.groupby([d[c].astype(str) for c in cols], sort=True):
             key = key if isinstance(key, tuple) else (key,)
             off = g["official_score"].dropna()
             rows.append({"field": " x ".join(keys), "group": " x ".join(map(str, key)), "n": int(len(g)),
-                         "value": float(g["_ours"].mean()) if ours_col else None,
+                         "value": float(g["_ours"].mean()) if ours_col and g["_ours"].notna().any() else None,
                          "n_official": int(len(off)), "value_official": float(off.mean()) if len(off) else None})
     return rows

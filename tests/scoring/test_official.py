@@ -210,3 +210,23 @@ def test_nearest_choice_with_the_bundled_minilm_substitute():
     assert list(out["official_pred"]) == ["a dog barking", "a car engine"]
     assert list(out["official_score"]) == [1.0, 0.0] and s["n_official_disagree"] == 1
     assert s["official_embedder"] == "all-MiniLM-L6-v2"
+
+
+def test_paper_breakdown_counts_a_failed_judgement_as_not_correct_like_our_value():
+    import pandas as pd
+
+    dec = pd.DataFrame({"id": ["a", "b"], "verdict": [True, None], "official_score": [7.0, None],
+                        "meta_task_name": ["speech_QA", "speech_QA"]})
+    assert official.paper_breakdown(dec, ["task_name"]) == [
+        {"field": "task_name", "group": "speech_QA", "n": 2, "value": 0.5, "n_official": 1, "value_official": 7.0}]
+
+
+def test_open_decisions_get_their_breakdown_fields_from_the_items():
+    import pandas as pd
+
+    items = [{"id": str(i), "question": "q", "references": ["yes"], "meta": {"kind": k}}
+             for i, k in enumerate(["yes/no", "yes/no", "open"])]
+    dec = pd.DataFrame({"id": ["0", "1", "2"], "raw_output": ["yes", "no", "yes"], "error": [None] * 3})
+    _, s = official.run_official({"scorer": "clotho_aqa_accuracy", "breakdown": ["kind"]}, items, dec)
+    assert [(r["group"], r["n_official"], r["value_official"]) for r in s["breakdown"]] == [
+        ("open", 1, 1.0), ("yes/no", 2, 0.5)]
