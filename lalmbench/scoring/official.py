@@ -223,7 +223,7 @@ def sakura_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: As
     from lalmbench.scoring.judge import load_prompt
 
     prompt = load_prompt(cfg.get("prompt", "sakura"), prompt_dir=PROMPT_DIR, verdicts=["sakura_judgement"])
-    records = [{"question": it.get("question"), "reference": _sakura_label(it), "candidate": r or ""}
+    records = [{"question": _sakura_question(it), "reference": _sakura_label(it), "candidate": r or ""}
                for it, r in zip(items, raw)]
     replies = ask([prompt.render(rec) for rec in records], [str(it.get("id")) for it in items])
     out = []
@@ -232,6 +232,15 @@ def sakura_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: As
         out.append(OfficialItem(float(j == "correct"), pred=j,
                                 reason=None if j in ("correct", "incorrect") else "invalid judgement"))
     return out
+
+
+def _sakura_question(item: dict) -> str:
+    """The instruction as SAKURA's judge sees it: with its options "(a) dog (b) crow ..." embedded
+    (kept when the question already has them, appended from the item's options otherwise)."""
+    q = str(item.get("question") or "")
+    if re.search(r"\(a\)", q, re.IGNORECASE) or not _options(item):
+        return q
+    return q + " " + " ".join(f"({str(o['label']).lower()}) {o.get('text') or ''}" for o in _options(item))
 
 
 def _sakura_label(item: dict) -> str:

@@ -230,3 +230,11 @@ def test_open_decisions_get_their_breakdown_fields_from_the_items():
     _, s = official.run_official({"scorer": "clotho_aqa_accuracy", "breakdown": ["kind"]}, items, dec)
     assert [(r["group"], r["n_official"], r["value_official"]) for r in s["breakdown"]] == [
         ("open", 1, 1.0), ("yes/no", 2, 0.5)]
+
+
+def test_sakura_judge_sees_the_options_even_when_the_reader_moved_them_out_of_the_question():
+    sent = []
+    item = {"id": "x", "question": "Which animal?", "answer_label": "B",
+            "options": [{"label": "A", "text": "pig"}, {"label": "B", "text": "dog"}]}
+    scores("sakura_judge", [item], ["dog"], ask=lambda p, i: sent.extend(p) or ["Explanation: ok\nJudgement: correct"])
+    assert "Question: Which animal? (a) pig (b) dog\nGround truth answer: (b) dog\n" in sent[0]
