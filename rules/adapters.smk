@@ -2,8 +2,7 @@
 # ship their own questions), AIR-Bench-style mixtures, and tasks of family "import".
 # A dataset's config (adapter + params) is the rule param, so editing it reruns only that dataset.
 
-REAL_ADAPTERS = ["audioset_strong", "tacobelal", "clotho", "mmau", "generic"]
-REAL_DATASETS = [d for d, c in config["datasets"].items() if c["adapter"] in REAL_ADAPTERS]
+REAL_DATASETS = [d for d, c in config["datasets"].items() if adapters.reads_files(c["adapter"])]
 MIX_DATASETS = datasets_with("mix")
 IMPORT_TASKS = tasks_where(lambda t, c: c["family"] == "import")
 

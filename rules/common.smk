@@ -6,6 +6,7 @@ from pathlib import Path
 BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the lalmbench package, importable without installing it
 
+from lalmbench.data import adapters
 from lalmbench.workflow import rulegrid
 from lalmbench.workflow.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint

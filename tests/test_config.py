@@ -38,6 +38,10 @@ def test_default_config_is_valid_and_defaults_are_filled(cfg):
     (lambda c: c["models"]["signal"].update(params={"gap_treshold_s": 0.4}),
      r"models.signal.params.gap_treshold_s: unknown key 'gap_treshold_s' for backend 'signal'; "
      r"did you mean 'gap_threshold_s'\?"),
+    (lambda c: c["tasks"]["pitch-order"]["params"].update(n_item=8),
+     r"tasks.pitch-order.params.n_item: unknown param 'n_item' for family 'pitch_order'; did you mean 'n_items'\?"),
+    (lambda c: c["tasks"]["pitch-order"].update(family="pitch_ordr"),
+     r"tasks.pitch-order.family: unknown task family 'pitch_ordr'; did you mean 'pitch_order'\?"),
 ])
 def test_bad_config_names_the_key(cfg, mutate, message):
     mutate(cfg)
@@ -105,4 +109,13 @@ def test_the_mcq_judge_is_off_by_default_and_filled_with_defaults_when_on(cfg):
 def test_a_bad_judge_block_names_the_key(cfg, judge, message):
     cfg["judge"] = judge
     with pytest.raises(ConfigError, match=message):
+        check(cfg)
+
+
+def test_builder_family_params_are_checked_before_any_job(cfg):
+    cfg["datasets"]["strong"] = {"adapter": "audioset_strong",
+                                 "params": {"annotations": "a.tsv", "labels": "l.csv", "audio_root": "audio"}}
+    cfg["tasks"]["order"] = {"dataset": "strong", "family": "order", "params": {"min_gap": 0.5, "sample_seed": 1}}
+    with pytest.raises(ConfigError, match=r"tasks.order.params.min_gap: unknown param 'min_gap' for family 'order'; "
+                                          r"did you mean 'min_gap_s'\?"):
         check(cfg)

@@ -50,6 +50,16 @@ def get_builder(family: str) -> Builder:
     return _FAMILIES[family]
 
 
+def family_params(family: str) -> frozenset[str]:
+    """The param names a builder family accepts (its module's ``PARAMS`` plus the shared ones), so that
+    config validation rejects a typo before any job runs; the builder checks them again at run time."""
+    from lalmbench.tasks.prep import COMMON_PARAMS
+
+    if family not in FAMILY_MODULES:
+        raise ValueError(f"unknown task family {family!r} (known: {', '.join(sorted(FAMILY_MODULES))})")
+    return frozenset(importlib.import_module(FAMILY_MODULES[family]).PARAMS) | COMMON_PARAMS
+
+
 def build_items(family: str, events: pd.DataFrame, clips: pd.DataFrame, params: dict, *,
                 seed: int, dataset: str, task: str) -> tuple[list[dict], dict]:
     return get_builder(family)(events, clips, params, seed=seed, dataset=dataset, task=task)

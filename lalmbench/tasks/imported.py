@@ -22,6 +22,7 @@ from lalmbench.tasks.items import balanced_positions, option_labels
 from lalmbench.tasks.options import build_stats
 from lalmbench.tasks.prep import check_params, param
 
+PARAMS = frozenset(["items_path", "where", "limit", "shuffle_options"])
 
 def _matches(meta: dict, where: dict) -> bool:
     for k, v in where.items():
@@ -86,7 +87,7 @@ def _reshuffle(items: list[dict], rng: np.random.Generator) -> list[dict]:
 
 @register_family("import")
 def build(events, clips, params, *, seed: int, dataset: str, task: str):
-    params = check_params(params, {"items_path", "where", "limit", "shuffle_options"}, family="import", task=task)
+    params = check_params(params, PARAMS, family="import", task=task)
     path = params.pop("items_path", None)
     if not path:
         raise ValueError(f"task {task}: family 'import' needs params.items_path (the adapter's items.jsonl)")

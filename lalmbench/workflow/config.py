@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+import difflib
+
 import yaml
 
 from lalmbench.workflow.model_entries import check_families, check_model_entries, check_reasoners, resolve_reasoners
@@ -125,6 +127,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
         if t["dataset"] not in cfg["datasets"]:
             problems.append(f"tasks.{name}.dataset: unknown dataset {t['dataset']!r} "
                             f"(known: {', '.join(sorted(cfg['datasets']))})")
+    problems += check_task_params(cfg["tasks"])
     for name, d in cfg["datasets"].items():
         src = d.get("params", {}).get("from")
         if d["adapter"] == "mix" and src not in cfg["datasets"]:
@@ -162,6 +165,39 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     if problems:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(problems))
     resolve_reasoners(cfg["models"])
+
+
+def _did_you_mean(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(str(word), known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def task_families() -> dict[str, frozenset[str]]:
+    """Every task family the config may name -> the params it accepts: the builder families
+    (lalmbench.tasks.FAMILY_MODULES) and the synthetic ones (lalmbench.data.synth.trivial.FAMILIES)."""
+    from lalmbench.data.synth import trivial
+    from lalmbench.tasks import FAMILY_MODULES, family_params
+
+    return {**{f: family_params(f) for f in FAMILY_MODULES}, **{f: trivial.PARAMS for f in trivial.FAMILIES}}
+
+
+def check_task_params(tasks: dict) -> list[str]:
+    """A task's family and params checked against the family's declaration, so that a typo fails the
+    dry run (``snakemake -n``) instead of the job that builds the items."""
+    families = task_families()
+    problems = []
+    for name, t in tasks.items():
+        fam = t.get("family")
+        if fam not in families:
+            problems.append(f"tasks.{name}.family: unknown task family {fam!r}{_did_you_mean(fam, sorted(families))} "
+                            f"(known: {', '.join(sorted(families))})")
+            continue
+        allowed = sorted(families[fam])
+        for key in sorted(t.get("params") or {}):
+            if key not in families[fam]:
+                problems.append(f"tasks.{name}.params.{key}: unknown param {key!r} for family {fam!r}"
+                                f"{_did_you_mean(key, allowed)} (allowed: {', '.join(allowed)})")
+    return problems
 
 
 @dataclass(frozen=True)

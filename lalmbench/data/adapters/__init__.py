@@ -7,7 +7,9 @@ datasets that ship their own questions (TACoBeLAL MCQ, MMAU, Clotho captions). A
 touch the network; :mod:`lalmbench.data.adapters.download` has the optional fetch code.
 
 Registry (lazy, like the task families): ``ADAPTERS`` maps the config's ``adapter:`` name to
-its module.
+its module; ``DERIVED_ADAPTERS`` holds the names whose data the workflow builds itself rather than
+reading the user's files. Together they are every name the config schema's ``adapter`` enum may hold
+(tests/test_registries.py checks it), and rules/adapters.smk routes datasets by them.
 """
 from __future__ import annotations
 
@@ -24,6 +26,22 @@ ADAPTERS: dict[str, str] = {
     "mmau": "lalmbench.data.adapters.mmau",
     "generic": "lalmbench.data.adapters.generic",
 }
+
+# adapter name -> how its dataset is made, so that the rules need no list of their own:
+# "synthetic" renders audio (lalmbench.data.synth), "mix" mixes another dataset's clips (lalmbench.data.mixing).
+DERIVED_ADAPTERS: dict[str, str] = {
+    "synth_trivial": "synthetic",
+    "synth_scenes": "synthetic",
+    "mix": "mix",
+}
+
+
+def reads_files(name: str) -> bool:
+    """True for adapters that read the user's files (rule adapt_dataset), False for derived datasets."""
+    if name not in ADAPTERS and name not in DERIVED_ADAPTERS:
+        known = ", ".join(sorted({*ADAPTERS, *DERIVED_ADAPTERS}))
+        raise ValueError(f"unknown dataset adapter {name!r} (known: {known})")
+    return name in ADAPTERS
 
 CLIP_COLUMNS = ["clip_id", "audio_path", "duration_s", "sample_rate", "split", "source"]
 EVENT_COLUMNS = ["clip_id", "onset_s", "offset_s", "label", "caption", "source"]

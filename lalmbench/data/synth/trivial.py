@@ -127,6 +127,9 @@ class Family:
     render: Callable[[int, np.random.Generator, int], Rendered]
 
 
+# the params every synthetic family accepts (config validation checks tasks against it)
+PARAMS = frozenset({"n_items"})
+
 FAMILIES: dict[str, Family] = {
     "pitch_order": Family("Which tone is higher in pitch?", lambda r: FIRST_SECOND, 2, _pitch_order),
     "loudness_order": Family("Which tone is louder?", lambda r: FIRST_SECOND, 2, _loudness_order),
@@ -185,10 +188,10 @@ def write_trivial_task(cfg: dict, *, dataset: str, task: str, items_path: str, s
 
     tcfg = cfg["task"]
     n_items = max(1, round(int(tcfg["params"].get("n_items", 24)) * cfg.get("scale", 1)))
-    unknown = set(tcfg["params"]) - {"n_items"}
+    unknown = set(tcfg["params"]) - PARAMS
     if unknown:
         raise ValueError(f"tasks.{task}.params: unknown key(s) {sorted(unknown)} for family {tcfg['family']!r} "
-                         f"(allowed: n_items)")
+                         f"(allowed: {', '.join(sorted(PARAMS))})")
     items, clips, events, stats = generate_family(tcfg["family"], n_items, audio_dir, seed=int(cfg["seed"]),
                                                   dataset=dataset, task=task,
                                                   sample_rate=int(cfg.get("sample_rate", 16000)))

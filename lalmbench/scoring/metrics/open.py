@@ -17,12 +17,11 @@ failed generation is scored as no output (empty), never dropped.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import pandas as pd
 
 from lalmbench.core import io
-
-KINDS = ("captioning", "asr", "pi_asr", "translation", "grounding", "judge", "instruction")
 
 
 def clean_json(v):
@@ -115,113 +114,154 @@ def headline_flag(fallback: dict) -> str:
     return f"headline-fallback:{fallback['wanted']}->{fallback['used']} ({reason})"
 
 
+# One scorer per kind: (kind, items, raw outputs, decisions frame, task scoring cfg, captioning result)
+# -> (decisions, headline row, extra rows, info). A new open metric is a function here plus one line
+# in OPEN_METRICS (and the kind in config/schema.yaml's scoring.kind enum: tests/test_registries.py).
+Scored = tuple[pd.DataFrame, dict, list[dict], dict]
+
+
+def _captioning(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+                captioning_result: dict | None) -> Scored:
+    from lalmbench.scoring.metrics.captioning import CAPTION_METRICS, caption_metric_rows, score_captions
+
+    res = captioning_result or score_captions([r or "" for r in raw], _refs(items),
+                                              metrics=cfg.get("metrics", CAPTION_METRICS),
+                                              cache_dir=cfg.get("cache_dir"))
+    rows = caption_metric_rows(res, seed=int(cfg.get("seed", 0)))
+    for m, v in res["sentences"].items():
+        dec[m] = v
+    head, fallback = pick_headline(rows, cfg, res["unavailable"])
+    extra = [r for r in rows if r is not head]
+    info = {"unavailable": res["unavailable"], "captioning_info": res["info"]}
+    if fallback:
+        info.update(headline_fallback=fallback, flags=[headline_flag(fallback)])
+    return dec, head, extra, info
+
+
+def _asr(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+         captioning_result: dict | None) -> Scored:
+    from lalmbench.scoring.metrics.asr import pi_wer, wer
+
+    norm = cfg.get("normalizer", "whisper_en")
+    if kind == "asr":
+        refs = [r[0] for r in _refs(items)]
+        head = wer(refs, raw, normalizer=norm)
+        cer = wer(refs, raw, normalizer=norm, unit="char")
+        extra = [{k: cer[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}]
+    else:
+        head = pi_wer(_refs(items), raw, normalizer=norm)
+        extra = [{"metric": "speaker_count_match_rate", "value": head["speaker_count_match_rate"], "n": head["n"]}]
+    for key in ("errors", "n_ref", "sub", "del", "ins"):
+        dec[key] = [p[key] for p in head["per_item"]]
+    info = {k: head[k] for k in ("normalizer", "unit", "substitutions", "deletions", "insertions", "n_ref_units")}
+    head = {k: head[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
+    return dec, head, extra, info
+
+
+def _translation(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+                 captioning_result: dict | None) -> Scored:
+    from lalmbench.scoring.metrics.translation import bleu
+
+    langs = {str(cfg.get("target_lang") or (it.get("meta") or {}).get("target_lang") or "") for it in items}
+    if len(langs) != 1 or "" in langs:
+        raise io.InputError(f"translation scoring needs one target_lang (task scoring.target_lang or item "
+                            f"meta.target_lang); found {sorted(langs)}")
+    res = bleu(raw, [r if len(r) > 1 else r[0] for r in _refs(items)], target_lang=langs.pop(),
+               convention=cfg.get("convention", "qwen2-audio"), tokenize=cfg.get("tokenize"))
+    dec["sentence_bleu"] = res["sentence_bleu"]
+    head = {k: res[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
+    extra = [{"metric": "chrf", "value": res["chrf"], "n": res["n"]}]
+    info = {k: res[k] for k in ("tokenize", "convention", "target_lang", "signature", "n_missing_hypotheses")}
+    return dec, head, extra, info
+
+
+def _grounding(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+               captioning_result: dict | None) -> Scored:
+    from lalmbench.core.stats import bootstrap_ci
+    from lalmbench.scoring.metrics.grounding import grounding_scores
+
+    on_key, off_key = cfg.get("gold_keys", ["onset_s", "offset_s"])
+    gold = []
+    for it in items:
+        m = it.get("meta") or {}
+        if m.get(on_key) is None or m.get(off_key) is None:
+            raise io.InputError(f"item {it['id']!r}: grounding needs meta.{on_key} and meta.{off_key}")
+        gold.append((m[on_key], m[off_key]))
+    res = grounding_scores(gold, raw)
+    for key in ("parse_status", "pred_onset_s", "pred_offset_s", "onset_error_s", "offset_error_s", "iou"):
+        dec[key] = [p[key] for p in res["per_item"]]
+    s = res["summary"]
+    lo, hi = bootstrap_ci(dec["iou"].to_numpy(), seed=int(cfg.get("seed", 0)))
+    head = {"metric": "mean_iou", "value": s["value"], "ci_low": lo, "ci_high": hi, "n": s["n"],
+            "parse_failure_rate": s["parse_failure_rate"]}
+    extra = res["recalls"] + [{"metric": m, "value": s[m], "n": s["n"]} for m in
+                              ("median_onset_error_s", "median_offset_error_s")]
+    info = {"parse_failure_rate": s["parse_failure_rate"]}
+    return dec, head, extra, info
+
+
+def _judge(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+           captioning_result: dict | None) -> Scored:
+    from lalmbench.scoring.judge import Judge, judged_accuracy
+
+    fields = cfg.get("fields") or {}
+    records = []
+    for it, r in zip(items, raw):
+        rec = {"id": it["id"], "candidate": r if r is not None else "", "question": it.get("question"),
+               "reference": (it.get("references") or [it.get("answer_text")])[0]}
+        for name, path in fields.items():  # e.g. slot_type: meta.slot_type
+            obj = it
+            for part in str(path).split("."):
+                obj = (obj or {}).get(part) if isinstance(obj, dict) else None
+            rec[name] = obj
+        records.append(rec)
+    judge = Judge(cfg["judge_model"], cfg["judge_model_cfg"], cfg.get("prompt", "sqqa"),
+                  cache_dir=cfg.get("cache_dir"))
+    verdicts = judge.judge(records)
+    dec = dec.merge(verdicts, on="id", how="left", validate="one_to_one")
+    acc = judged_accuracy(verdicts)
+    head = {k: acc[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
+    head["parse_failure_rate"] = acc["judge_failure_rate"]
+    info = {k: v for k, v in acc.items() if k.startswith("judge_")}
+    return dec, head, [], info
+
+
+def _instruction(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+                 captioning_result: dict | None) -> Scored:
+    from lalmbench.scoring.metrics.instruction import score_instructions
+
+    per, res = score_instructions(items, raw)
+    dec = dec.merge(per, on="id", how="left", validate="one_to_one")
+    head = {k: res[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
+    info = {"n_followed": res["n_followed"], "excluded": res["excluded"]}
+    if res["excluded"]:  # a reader must know some items could not be checked
+        info["flags"] = [f"{why}={n}" for why, n in res["excluded"].items()]
+    return dec, head, [], info
+
+
+OPEN_METRICS: dict[str, Callable[..., Scored]] = {
+    "captioning": _captioning,
+    "asr": _asr,
+    "pi_asr": _asr,
+    "translation": _translation,
+    "grounding": _grounding,
+    "judge": _judge,
+    "instruction": _instruction,
+}
+KINDS = tuple(OPEN_METRICS)
+
+
 def score_open(kind: str, items: list[dict], preds: pd.DataFrame, cfg: dict,
                captioning_result: dict | None = None) -> tuple[pd.DataFrame, dict, list[dict]]:
     """``captioning_result``: the worker's output when the workflow ran it in the captioning env
     (rule caption_metrics); without it the worker is run here as a subprocess."""
+    if kind not in OPEN_METRICS:
+        raise ValueError(f"unknown scoring kind {kind!r}; known: {KINDS}")
     raw, err = _raw(preds, items)
     ids = [it["id"] for it in items]
     dec = pd.DataFrame({"id": pd.Series(ids, dtype=object), "raw_output": pd.Series(raw, dtype=object),
                         "error": pd.Series(err, dtype=object)})
-    extra: list[dict] = []
-    if kind == "captioning":
-        from lalmbench.scoring.metrics.captioning import CAPTION_METRICS, caption_metric_rows, score_captions
-
-        res = captioning_result or score_captions([r or "" for r in raw], _refs(items),
-                                                  metrics=cfg.get("metrics", CAPTION_METRICS),
-                                                  cache_dir=cfg.get("cache_dir"))
-        rows = caption_metric_rows(res, seed=int(cfg.get("seed", 0)))
-        for m, v in res["sentences"].items():
-            dec[m] = v
-        head, fallback = pick_headline(rows, cfg, res["unavailable"])
-        extra = [r for r in rows if r is not head]
-        info = {"unavailable": res["unavailable"], "captioning_info": res["info"]}
-        if fallback:
-            info.update(headline_fallback=fallback, flags=[headline_flag(fallback)])
-    elif kind in ("asr", "pi_asr"):
-        from lalmbench.scoring.metrics.asr import pi_wer, wer
-
-        norm = cfg.get("normalizer", "whisper_en")
-        if kind == "asr":
-            refs = [r[0] for r in _refs(items)]
-            head = wer(refs, raw, normalizer=norm)
-            cer = wer(refs, raw, normalizer=norm, unit="char")
-            extra = [{k: cer[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}]
-        else:
-            head = pi_wer(_refs(items), raw, normalizer=norm)
-            extra = [{"metric": "speaker_count_match_rate", "value": head["speaker_count_match_rate"], "n": head["n"]}]
-        for key in ("errors", "n_ref", "sub", "del", "ins"):
-            dec[key] = [p[key] for p in head["per_item"]]
-        info = {k: head[k] for k in ("normalizer", "unit", "substitutions", "deletions", "insertions", "n_ref_units")}
-        head = {k: head[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
-    elif kind == "translation":
-        from lalmbench.scoring.metrics.translation import bleu
-
-        langs = {str(cfg.get("target_lang") or (it.get("meta") or {}).get("target_lang") or "") for it in items}
-        if len(langs) != 1 or "" in langs:
-            raise io.InputError(f"translation scoring needs one target_lang (task scoring.target_lang or item "
-                                f"meta.target_lang); found {sorted(langs)}")
-        res = bleu(raw, [r if len(r) > 1 else r[0] for r in _refs(items)], target_lang=langs.pop(),
-                   convention=cfg.get("convention", "qwen2-audio"), tokenize=cfg.get("tokenize"))
-        dec["sentence_bleu"] = res["sentence_bleu"]
-        head = {k: res[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
-        extra = [{"metric": "chrf", "value": res["chrf"], "n": res["n"]}]
-        info = {k: res[k] for k in ("tokenize", "convention", "target_lang", "signature", "n_missing_hypotheses")}
-    elif kind == "grounding":
-        from lalmbench.scoring.metrics.grounding import grounding_scores
-
-        on_key, off_key = cfg.get("gold_keys", ["onset_s", "offset_s"])
-        gold = []
-        for it in items:
-            m = it.get("meta") or {}
-            if m.get(on_key) is None or m.get(off_key) is None:
-                raise io.InputError(f"item {it['id']!r}: grounding needs meta.{on_key} and meta.{off_key}")
-            gold.append((m[on_key], m[off_key]))
-        res = grounding_scores(gold, raw)
-        for key in ("parse_status", "pred_onset_s", "pred_offset_s", "onset_error_s", "offset_error_s", "iou"):
-            dec[key] = [p[key] for p in res["per_item"]]
-        s = res["summary"]
-        from lalmbench.core.stats import bootstrap_ci
-
-        lo, hi = bootstrap_ci(dec["iou"].to_numpy(), seed=int(cfg.get("seed", 0)))
-        head = {"metric": "mean_iou", "value": s["value"], "ci_low": lo, "ci_high": hi, "n": s["n"],
-                "parse_failure_rate": s["parse_failure_rate"]}
-        extra = res["recalls"] + [{"metric": m, "value": s[m], "n": s["n"]} for m in
-                                  ("median_onset_error_s", "median_offset_error_s")]
-        info = {"parse_failure_rate": s["parse_failure_rate"]}
-    elif kind == "judge":
-        from lalmbench.scoring.judge import Judge, judged_accuracy
-
-        fields = cfg.get("fields") or {}
-        records = []
-        for it, r in zip(items, raw):
-            rec = {"id": it["id"], "candidate": r if r is not None else "", "question": it.get("question"),
-                   "reference": (it.get("references") or [it.get("answer_text")])[0]}
-            for name, path in fields.items():  # e.g. slot_type: meta.slot_type
-                obj = it
-                for part in str(path).split("."):
-                    obj = (obj or {}).get(part) if isinstance(obj, dict) else None
-                rec[name] = obj
-            records.append(rec)
-        judge = Judge(cfg["judge_model"], cfg["judge_model_cfg"], cfg.get("prompt", "sqqa"),
-                      cache_dir=cfg.get("cache_dir"))
-        verdicts = judge.judge(records)
-        dec = dec.merge(verdicts, on="id", how="left", validate="one_to_one")
-        acc = judged_accuracy(verdicts)
-        head = {k: acc[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
-        head["parse_failure_rate"] = acc["judge_failure_rate"]
-        info = {k: v for k, v in acc.items() if k.startswith("judge_")}
-    elif kind == "instruction":
-        from lalmbench.scoring.metrics.instruction import score_instructions
-
-        per, res = score_instructions(items, raw)
-        dec = dec.merge(per, on="id", how="left", validate="one_to_one")
-        head = {k: res[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
-        info = {"n_followed": res["n_followed"], "excluded": res["excluded"]}
-        if res["excluded"]:  # a reader must know some items could not be checked
-            info["flags"] = [f"{why}={n}" for why, n in res["excluded"].items()]
-    else:
-        raise ValueError(f"unknown scoring kind {kind!r}; known: {KINDS}")
+    dec, head, extra, info = OPEN_METRICS[kind](kind, items, raw, dec, cfg, captioning_result)
     metrics = {**head, "kind": kind, **info}
     metrics.setdefault("parse_failure_rate", None)
     metrics["n_generation_errors"] = sum(e is not None for e in err)

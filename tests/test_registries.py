@@ -1,0 +1,40 @@
+"""The registries are the single source of truth: every name the config schema offers for an adapter,
+backend or open-ended scoring kind is one a registry can run, and the other way round. A new adapter,
+backend or metric that is registered but missing from the schema (or left in the schema after its
+module is gone) fails here, naming the names."""
+from pathlib import Path
+
+import yaml
+
+from lalmbench.data.adapters import ADAPTERS, DERIVED_ADAPTERS
+from lalmbench.models.base import BACKEND_MODULES
+from lalmbench.scoring.metrics.open import OPEN_METRICS
+
+SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "schema.yaml").read_text())
+PROPS = SCHEMA["properties"]
+
+
+def _same(where: str, schema_names: list[str], registry: str, registered) -> None:
+    missing, stale = sorted(set(registered) - set(schema_names)), sorted(set(schema_names) - set(registered))
+    assert not missing and not stale, (
+        f"config/schema.yaml {where} and {registry} disagree: add {missing} to the schema enum, "
+        f"remove {stale} from it (or register them)")
+
+
+def test_adapter_enum_matches_the_adapter_registry():
+    enum = PROPS["datasets"]["additionalProperties"]["properties"]["adapter"]["enum"]
+    _same("datasets.<name>.adapter", enum, "lalmbench.data.adapters ADAPTERS + DERIVED_ADAPTERS",
+          {*ADAPTERS, *DERIVED_ADAPTERS})
+
+
+def test_backend_enum_matches_the_backend_registry():
+    model = PROPS["models"]["additionalProperties"]
+    _same("models.<name>.backend", model["properties"]["backend"]["enum"], "lalmbench.models.base.BACKEND_MODULES",
+          BACKEND_MODULES)
+    blocks = sorted(SCHEMA["$defs"]["backends"])
+    assert blocks == sorted(BACKEND_MODULES), f"$defs/backends has blocks {blocks}, registry has {sorted(BACKEND_MODULES)}"
+
+
+def test_open_metric_enum_matches_the_metric_registry():
+    enum = PROPS["tasks"]["additionalProperties"]["properties"]["scoring"]["properties"]["kind"]["enum"]
+    _same("tasks.<name>.scoring.kind", enum, "lalmbench.scoring.metrics.open.OPEN_METRICS", OPEN_METRICS)
