@@ -24,7 +24,6 @@ rule adapt_dataset:
         cfg=lambda w: canonical(dataset_cfg(w.dataset)),
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
@@ -53,7 +52,6 @@ rule mix_dataset:
         cfg=lambda w: canonical({"dataset": dataset_cfg(w.dataset), "seed": config["seed"]}),
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
@@ -80,9 +78,7 @@ rule import_task:
         cfg=task_params,
     conda:
         conda_file("core")
-    threads: 1
     resources:
-        mem_mb=2000,
         runtime=30,
     shell:
         "{params.py} scripts/adapt_import_task.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "

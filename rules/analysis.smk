@@ -50,10 +50,6 @@ rule analysis_similarity_table:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/analysis_similarity.py table --out {output} {input.jsons} > {log} 2>&1"
 

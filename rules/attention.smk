@@ -64,7 +64,6 @@ rule attention_model_figures:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
@@ -89,10 +88,6 @@ rule attention_share:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/plot_attention.py share {input.tables} --png {output.png} --svg {output.svg} "
         "--tsv {output.tsv} > {log} 2>&1"

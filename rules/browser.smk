@@ -17,10 +17,8 @@ rule build_browser:
         options=browser_cfg(),
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=4000,
-        runtime=10,
     shell:
         "{params.py} scripts/browser_build.py --decisions {input.decisions} --html {output.html} "
         "--data {output.data} --options-json {params.options:q} {input.tasks} > {log} 2>&1"

@@ -25,9 +25,7 @@ rule synth_scenes:
         env_ready("core"),
     conda:
         conda_file("core")
-    threads: 1
     resources:
-        mem_mb=2000,
         runtime=30,
     shell:
         "{params.py} scripts/synth_scenes.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "

@@ -15,7 +15,6 @@ rule build_venv:
     conda:
         conda_file("core")  # only software=venv uses this rule; the directive keeps --lint meaningful
     localrule: True
-    threads: 1
     shell:
         "({params.python} -m venv {params.venv} && "
         "{params.venv}/bin/python -m pip install -r {input} && "

@@ -19,38 +19,10 @@ rule collect_decisions:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=4000,
-        runtime=10,
     shell:
         "{params.py} scripts/plot_decisions.py --out {output} {input.decisions} > {log} 2>&1"
-
-
-rule plot_reliance:
-    input:
-        env_ready("core"),
-        decisions="results/tables/decisions.parquet",
-    output:
-        png=report("results/figures/reliance.png", category="Audio reliance", subcategory="Figure",
-                   caption="../docs/captions/reliance.rst"),
-        svg="results/figures/reliance.svg",
-        tsv=report("results/tables/reliance.tsv", category="Audio reliance", subcategory="Table",
-                   caption="../docs/captions/reliance.rst"),
-    log:
-        f"{LOGS}/plot_reliance.log",
-    params:
-        py=env_python("core"),
-        prompts=prompts_arg(),
-    conda:
-        conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    shell:
-        "{params.py} scripts/plot_reliance.py --decisions {input.decisions} --prompts {params.prompts} "
-        "--png {output.png} --svg {output.svg} --tsv {output.tsv} > {log} 2>&1"
 
 
 rule plot_robustness:
@@ -77,42 +49,11 @@ rule plot_robustness:
         circular=circular_arg,
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/plot_robustness.py --table {input.table} --decisions {input.decisions} "
         "{params.circular} --prompts {params.prompts} --png {output.png} --svg {output.svg} "
         "--tsv-spread {output.spread} --tsv-position {output.position} --tsv-circular {output.circular} "
         "> {log} 2>&1"
-
-
-rule plot_temporal:
-    input:
-        env_ready("core"),
-        decisions="results/tables/decisions.parquet",
-    output:
-        png=report("results/figures/temporal.png", category="Temporal", subcategory="Figure",
-                   caption="../docs/captions/temporal.rst"),
-        svg="results/figures/temporal.svg",
-        tsv=report("results/tables/temporal.tsv", category="Temporal", subcategory="Table",
-                   caption="../docs/captions/temporal.rst"),
-        iou="results/tables/iou.tsv",
-    log:
-        f"{LOGS}/plot_temporal.log",
-    params:
-        py=env_python("core"),
-        prompts=prompts_arg(),
-    conda:
-        conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    shell:
-        "{params.py} scripts/plot_temporal.py --decisions {input.decisions} --prompts {params.prompts} "
-        "--png {output.png} --svg {output.svg} --tsv {output.tsv} --tsv-iou {output.iou} > {log} 2>&1"
 
 
 rule plot_parsing:
@@ -137,10 +78,6 @@ rule plot_parsing:
         prompts=prompts_arg(),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/plot_parsing.py --decisions {input.decisions} --prompts {params.prompts} "
         "--confusion-png {output.confusion_png} --confusion-svg {output.confusion_svg} "
@@ -148,30 +85,42 @@ rule plot_parsing:
         "--stages-tsv {output.stages_tsv} > {log} 2>&1"
 
 
-rule plot_paired:
-    input:
-        env_ready("core"),
-        decisions="results/tables/decisions.parquet",
-    output:
-        png=report("results/figures/paired.png", category="Model comparisons", subcategory="Figure",
-                   caption="../docs/captions/paired.rst"),
-        svg="results/figures/paired.svg",
-        tsv=report("results/tables/paired.tsv", category="Model comparisons", subcategory="Table",
-                   caption="../docs/captions/paired.rst"),
-    log:
-        f"{LOGS}/plot_paired.log",
-    params:
-        py=env_python("core"),
-        prompts=prompts_arg(),
-    conda:
-        conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    shell:
-        "{params.py} scripts/plot_paired.py --decisions {input.decisions} --prompts {params.prompts} "
-        "--png {output.png} --svg {output.svg} --tsv {output.tsv} > {log} 2>&1"
+# Figures drawn from the decisions table alone, one rule each (plot_<name>): name -> (report category,
+# extra outputs as {output name: (path, the script's flag)}). scripts/plot_<name>.py takes --decisions,
+# --prompts, --png, --svg and --tsv.
+DECISION_FIGURES = {
+    "reliance": ("Audio reliance", {}),
+    "temporal": ("Temporal", {"iou": ("results/tables/iou.tsv", "--tsv-iou")}),
+    "paired": ("Model comparisons", {}),
+}
+
+for _fig, (_category, _extra) in DECISION_FIGURES.items():
+
+    rule:
+        name:
+            f"plot_{_fig}"
+        input:
+            env_ready("core"),
+            decisions="results/tables/decisions.parquet",
+        output:
+            png=report(f"results/figures/{_fig}.png", category=_category, subcategory="Figure",
+                       caption=f"../docs/captions/{_fig}.rst"),
+            svg=f"results/figures/{_fig}.svg",
+            tsv=report(f"results/tables/{_fig}.tsv", category=_category, subcategory="Table",
+                       caption=f"../docs/captions/{_fig}.rst"),
+            **{name: path for name, (path, _) in _extra.items()},
+        log:
+            f"{LOGS}/plot_{_fig}.log",
+        params:
+            py=env_python("core"),
+            prompts=prompts_arg(),
+        conda:
+            conda_file("core")
+        shell:
+            f"{{params.py}} scripts/plot_{_fig}.py --decisions {{input.decisions}} --prompts {{params.prompts}} "
+            "--png {output.png} --svg {output.svg} --tsv {output.tsv} "
+            + "".join(f"{flag} {{output.{name}}} " for name, (_, flag) in _extra.items())
+            + "> {log} 2>&1"
 
 
 rule figures:

@@ -28,7 +28,6 @@ rule cache_audio:
         sample_rate=config["sample_rate"],
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
@@ -92,7 +91,6 @@ rule model_fingerprint:
     conda:
         conda_file("core")
     localrule: True
-    threads: 1
     shell:
         "{params.py} scripts/write_fingerprint.py --model {wildcards.model} --fingerprint {params.fingerprint} "
         "--out {output} > {log} 2>&1"
@@ -121,7 +119,6 @@ rule infer:
     conda:
         conda_file("core")
     localrule: True
-    threads: 1
     shell:
         "{params.py} scripts/infer.py --model {wildcards.model} --model-json {params.model:q} "
         "--spec-json {params.spec:q} --cache-root {params.cache} --out {output} "

@@ -25,10 +25,6 @@ rule caption_request:
         scoring=lambda w: rulegrid.open_scoring_json(config, w.task),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/caption_request.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--scoring-json {params.scoring:q} --out {output} > {log} 2>&1"
@@ -85,7 +81,6 @@ rule score_open:
         tracking=TRACKING,
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=lambda w: rulegrid.judge_resource(config, w.task, "mem_mb", 4000),
         runtime=lambda w: rulegrid.judge_resource(config, w.task, "runtime", 60),

@@ -15,10 +15,6 @@ rule plot_accuracy:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/plot_accuracy.py --table {input.table} --png {output.png} --svg {output.svg} "
         "> {log} 2>&1"

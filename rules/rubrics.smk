@@ -74,6 +74,5 @@ rule rubric_table:
     conda:
         conda_file("core")
     localrule: True
-    threads: 1
     shell:
         "{params.py} scripts/rubric.py table --out {output} {input} > {log} 2>&1"

@@ -26,7 +26,6 @@ rule score:
         tracking=TRACKING,
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "mem_mb", 2000)),
         runtime=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "runtime", 30)),
@@ -70,10 +69,6 @@ rule listening_check:
         settings=canonical(config["checks"]["listening"]),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/check_listening.py --model {wildcards.model} --paths-json {params.paths:q} "
         "--settings-json {params.settings:q} --out {output} > {log} 2>&1"
@@ -93,10 +88,6 @@ rule agreement:
         pairs=canonical(agreement_pairs()),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/check_agreement.py --pairs-json {params.pairs:q} --out {output} > {log} 2>&1"
 
@@ -116,10 +107,6 @@ rule aggregate:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/aggregate.py --out {output.table} --flags {output.flags} --checks {input.checks} "
         "-- {input.metrics} > {log} 2>&1"

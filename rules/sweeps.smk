@@ -45,10 +45,6 @@ rule sweep_circular_items:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/sweep_circular.py items --items {input.tasks_jsonl} --k {wildcards.k} --out {output} "
         "> {log} 2>&1"
@@ -101,9 +97,7 @@ rule sweep_circular_score:
             prompt_text=prompt_text(w.prompt), circular_k=int(w.k)),
     conda:
         conda_file("core")
-    threads: 1
     resources:
-        mem_mb=2000,
         runtime=30,
     shell:
         "{params.py} scripts/sweep_circular.py score --items {input.shifted} --predictions {input.predictions} "
@@ -124,10 +118,6 @@ rule sweep_circular_table:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/aggregate.py --out {output} {input.metrics} > {log} 2>&1"
 
@@ -144,10 +134,6 @@ rule sweep_prompt_spread:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/sweep_prompt_spread.py --out {output} {input.metrics} > {log} 2>&1"
 
@@ -198,10 +184,6 @@ rule sweep_determinism:
             prompt_text=prompt_text(w.prompt), batch_sizes=[int(w.bs_a), int(w.bs_b)]),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/sweep_determinism.py --items {input.tasks_jsonl} --a {input.a} --b {input.b} "
         "--batch-sizes {wildcards.bs_a} {wildcards.bs_b} --parser-json {params.parser:q} "
@@ -229,10 +211,6 @@ rule stats_breakdown:
         py=env_python("core"),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/score_breakdown.py --decisions {input.decisions} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
@@ -254,10 +232,6 @@ rule stats_paired:
                                  for m in PAIRED_GROUPS[(w.dataset, w.task, w.condition, w.prompt)]),
     conda:
         conda_file("core")
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "{params.py} scripts/score_paired.py --out {output} "
         "--run {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} {params.pairs} "
@@ -289,7 +263,6 @@ rule judge_audit:
     conda:
         # the judge model runs in-process: its env (one judge per config, so a plain file path)
         conda_file(model_cfg(JUDGE_AUDIT["judge_model"])["env"] if JUDGE_AUDIT else "core")
-    threads: 1
     resources:
         gpu=lambda w: model_cfg(JUDGE_AUDIT["judge_model"])["resources"].get("gpus", 0),
         mem_mb=lambda w: model_cfg(JUDGE_AUDIT["judge_model"])["resources"].get("mem_mb", 4000),

@@ -20,9 +20,7 @@ rule synth_trivial_task:
         env_ready("core"),
     conda:
         conda_file("core")
-    threads: 1
     resources:
-        mem_mb=2000,
         runtime=30,
     shell:
         "{params.py} scripts/synth_trivial.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
@@ -47,7 +45,6 @@ rule build_task:
         cfg=task_params,
     conda:
         conda_file("core")
-    threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
