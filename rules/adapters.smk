@@ -25,8 +25,7 @@ rule adapt_dataset:
     conda:
         conda_file("core")
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **DATA_JOB,
     shell:
         "{params.py} scripts/adapt_dataset.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--clips {output.clips} --events {output.events} --items {output.items_jsonl} --stats {output.stats} "
@@ -53,8 +52,7 @@ rule mix_dataset:
     conda:
         conda_file("core")
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **DATA_JOB,
     shell:
         "{params.py} scripts/adapt_mix.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--source-clips {input.clips} --source-events {input.events} --clips {output.clips} "

@@ -29,8 +29,7 @@ rule analysis_similarity:
         conda_file("core")
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **DATA_JOB,
     shell:
         "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py} scripts/analysis_similarity.py run --a {input.a} "
         "--b {input.b} --labels {wildcards.cond_a} {wildcards.cond_b} "
@@ -74,8 +73,7 @@ rule analysis_reference_agreement:
         conda_file("core")
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **DATA_JOB,
     shell:
         "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py} scripts/analysis_reference_agreement.py "
         "--items {input.task_items} --out-dir results/analysis/reference_agreement/{wildcards.dataset}/{wildcards.task} "

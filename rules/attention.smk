@@ -39,11 +39,7 @@ for _env in MODEL_ENVS:
             config["containers"].get(_env)
         threads: inference_threads
         resources:
-            gpu=lambda w: model_res(w, "gpus", 0),
-            gpu_model=lambda w: model_res(w, "gpu_model", "") if model_res(w, "gpus", 0) else "",
-            cpus_per_gpu=lambda w: model_res(w, "cpus_per_gpu", 0) if model_res(w, "gpus", 0) else 0,
-            mem_mb=lambda w: model_res(w, "mem_mb", 4000),
-            runtime=lambda w: model_res(w, "runtime", 60),
+            **model_job_resources(),
         shell:
             "{params.py} scripts/attention_capture.py --model {wildcards.model} --model-json {params.model:q} "
             "--specs-json {params.specs:q} --manifest {output} --sample-rate {params.sample_rate} > {log} 2>&1"
@@ -77,11 +73,9 @@ rule attention_share:
         env_ready("core"),
         tables=expand("results/tables/attention/{model}.tsv", model=ATTENTION_MODELS),
     output:
-        png=report("results/figures/attention_audio_share.png", category="Attention", subcategory="Figure",
-                   caption="../docs/captions/attention.rst"),
+        png=in_report("results/figures/attention_audio_share.png", "Attention", "Figure", "attention"),
         svg="results/figures/attention_audio_share.svg",
-        tsv=report("results/tables/attention_audio_share.tsv", category="Attention", subcategory="Table",
-                   caption="../docs/captions/attention.rst"),
+        tsv=in_report("results/tables/attention_audio_share.tsv", "Attention", "Table", "attention"),
     log:
         f"{LOGS}/attention_share.log",
     params:

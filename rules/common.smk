@@ -100,6 +100,16 @@ def uses_venv(env):
     return SOFTWARE == "venv" or (SOFTWARE == "current" and env in OWN_ENV_ALWAYS)
 
 
+# Resources of the CPU jobs that read whole datasets or embed text: above the profile's default-resources
+# (profiles/slurm/config.yaml), which the small table/plot jobs use.
+DATA_JOB = {"mem_mb": 4000, "runtime": 60}
+
+
+def in_report(path, category, subcategory, caption):
+    """``path`` as a report() output, captioned by docs/captions/<caption>.rst."""
+    return report(path, category=category, subcategory=subcategory, caption=f"../docs/captions/{caption}.rst")
+
+
 def env_python(env):
     if uses_venv(env):
         return f"{VENV_ROOT}/{env}/bin/python"
@@ -182,6 +192,19 @@ def slice_spec(kind):
     return lambda w: canonical(list(spec(w)))
 
 
+def infer_inputs(kind, tasks_jsonl):
+    """The inputs every infer rule shares (main run and the sweeps' `use rule infer` copies), for slice ``kind``."""
+    return dict(fingerprint="results/predictions/{model}/fingerprint.json", generated=generated_summary(kind),
+                tasks_jsonl=tasks_jsonl, manifest="results/audio/{dataset}/{task}.manifest.json",
+                prompt=prompt_path("{prompt}"))
+
+
+def infer_params(kind):
+    """The params every infer rule shares, for slice ``kind``."""
+    return dict(py=env_python("core"), fingerprint=model_fp, spec=slice_spec(kind), model=model_entry_untracked,
+                cache=config["prediction_cache"], sample_rate=config["sample_rate"])
+
+
 def generate_inputs(w):
     slices = [slice_from_spec(w.model, s) for s in model_specs_of(w.model)]
     return {"env": env_ready(model_env(w)), "fingerprint": fingerprint_path(w.model), **slice_inputs(slices)}
@@ -201,6 +224,15 @@ def generated_summary(kind):
 
 def model_res(w, key, default=None):
     return model_cfg(w.model)["resources"].get(key, default)
+
+
+def model_job_resources():
+    """A model job's resources (generate and attention capture), all from its config entry: GPU flags only
+    when it asks for GPUs. A job cut off by runtime is resubmitted and resumes from the cache."""
+    return dict(gpu=lambda w: model_res(w, "gpus", 0),
+                gpu_model=lambda w: model_res(w, "gpu_model", "") if model_res(w, "gpus", 0) else "",
+                cpus_per_gpu=lambda w: model_res(w, "cpus_per_gpu", 0) if model_res(w, "gpus", 0) else 0,
+                mem_mb=lambda w: model_res(w, "mem_mb", 4000), runtime=lambda w: model_res(w, "runtime", 60))
 
 
 def inference_threads(w):
@@ -225,6 +257,14 @@ def _parser_param(task, prompt):
 # the parser version + a hash of the scoring code: a param of every rule that parses, so a parser
 # upgrade re-scores every run (and nothing upstream: predictions are inputs, not outputs, of scoring)
 SCORER = scorer_fingerprint()
+
+
+def sweep_score_params(sweep_keys):
+    """Params of a sweep's scoring rule; ``sweep_keys(w)``: the sweep's own keys in its run hash."""
+    return dict(py=env_python("core"), parser=parser_param, scorer=SCORER,
+                run_hash=lambda w: rulegrid.sweep_hash(config, dataset=w.dataset, task=w.task, model=w.model,
+                                                       condition=w.condition, prompt_text=prompt_text(w.prompt),
+                                                       **sweep_keys(w)))
 
 
 # (model, task, condition, prompt) -> run: a job's run by lookup, not by a scan of every run

@@ -32,15 +32,11 @@ rule plot_robustness:
         decisions="results/tables/decisions.parquet",
         circular=circular_table_input,
     output:
-        png=report("results/figures/robustness.png", category="Robustness", subcategory="Figure",
-                   caption="../docs/captions/robustness.rst"),
+        png=in_report("results/figures/robustness.png", "Robustness", "Figure", "robustness"),
         svg="results/figures/robustness.svg",
-        spread=report("results/tables/prompt_spread.tsv", category="Robustness", subcategory="Prompt spread",
-                      caption="../docs/captions/robustness.rst"),
-        position=report("results/tables/position_bias.tsv", category="Robustness", subcategory="Position bias",
-                        caption="../docs/captions/robustness.rst"),
-        circular=report("results/tables/circular.tsv", category="Robustness", subcategory="CircularEval",
-                        caption="../docs/captions/robustness.rst"),
+        spread=in_report("results/tables/prompt_spread.tsv", "Robustness", "Prompt spread", "robustness"),
+        position=in_report("results/tables/position_bias.tsv", "Robustness", "Position bias", "robustness"),
+        circular=in_report("results/tables/circular.tsv", "Robustness", "CircularEval", "robustness"),
     log:
         f"{LOGS}/plot_robustness.log",
     params:
@@ -61,16 +57,12 @@ rule plot_parsing:
         env_ready("core"),
         decisions="results/tables/decisions.parquet",
     output:
-        confusion_png=report("results/figures/confusion.png", category="Parsing", subcategory="Confusion",
-                             caption="../docs/captions/confusion.rst"),
+        confusion_png=in_report("results/figures/confusion.png", "Parsing", "Confusion", "confusion"),
         confusion_svg="results/figures/confusion.svg",
-        confusion_tsv=report("results/tables/confusion.tsv", category="Parsing", subcategory="Confusion",
-                             caption="../docs/captions/confusion.rst"),
-        stages_png=report("results/figures/parse_stages.png", category="Parsing", subcategory="Parse stages",
-                          caption="../docs/captions/parse_stages.rst"),
+        confusion_tsv=in_report("results/tables/confusion.tsv", "Parsing", "Confusion", "confusion"),
+        stages_png=in_report("results/figures/parse_stages.png", "Parsing", "Parse stages", "parse_stages"),
         stages_svg="results/figures/parse_stages.svg",
-        stages_tsv=report("results/tables/parse_stages.tsv", category="Parsing", subcategory="Parse stages",
-                          caption="../docs/captions/parse_stages.rst"),
+        stages_tsv=in_report("results/tables/parse_stages.tsv", "Parsing", "Parse stages", "parse_stages"),
     log:
         f"{LOGS}/plot_parsing.log",
     params:
@@ -103,11 +95,9 @@ for _fig, (_category, _extra) in DECISION_FIGURES.items():
             env_ready("core"),
             decisions="results/tables/decisions.parquet",
         output:
-            png=report(f"results/figures/{_fig}.png", category=_category, subcategory="Figure",
-                       caption=f"../docs/captions/{_fig}.rst"),
+            png=in_report(f"results/figures/{_fig}.png", _category, "Figure", f"{_fig}"),
             svg=f"results/figures/{_fig}.svg",
-            tsv=report(f"results/tables/{_fig}.tsv", category=_category, subcategory="Table",
-                       caption=f"../docs/captions/{_fig}.rst"),
+            tsv=in_report(f"results/tables/{_fig}.tsv", _category, "Table", f"{_fig}"),
             **{name: path for name, (path, _) in _extra.items()},
         log:
             f"{LOGS}/plot_{_fig}.log",

@@ -29,8 +29,7 @@ rule cache_audio:
     conda:
         conda_file("core")
     resources:
-        mem_mb=4000,
-        runtime=60,
+        **DATA_JOB,
     shell:
         "{params.py} scripts/cache_audio.py --items {input.tasks_jsonl} --out-dir {output.audio} "
         "--manifest {output.manifest} --sample-rate {params.sample_rate} > {log} 2>&1"
@@ -64,12 +63,7 @@ for _env in MODEL_ENVS:
             config["containers"].get(_env)
         threads: inference_threads
         resources:
-            gpu=lambda w: model_res(w, "gpus", 0),
-            gpu_model=lambda w: model_res(w, "gpu_model", "") if model_res(w, "gpus", 0) else "",
-            cpus_per_gpu=lambda w: model_res(w, "cpus_per_gpu", 0) if model_res(w, "gpus", 0) else 0,
-            mem_mb=lambda w: model_res(w, "mem_mb", 4000),
-            # the whole model's job; one cut off by the limit is resubmitted and resumes from the cache
-            runtime=lambda w: model_res(w, "runtime", 60),
+            **model_job_resources(),
         retries: config["inference_retries"]
         shell:
             "{params.py} scripts/generate.py --model {wildcards.model} --model-json {params.model:q} "
@@ -99,23 +93,14 @@ rule model_fingerprint:
 rule infer:
     input:
         env_ready("core"),
-        fingerprint="results/predictions/{model}/fingerprint.json",
-        # ordering only while this file is current: a generate rerun for other files leaves it alone
-        generated=generated_summary("main"),
-        tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
-        manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=prompt_path("{prompt}"),
+        # generated: ordering only while current, so a generate rerun for other files leaves it alone
+        **infer_inputs("main", "results/tasks/{dataset}/{task}.jsonl"),
     output:
         "results/predictions/{model}/{dataset}/{task}/{condition}/{prompt}.parquet",
     log:
         f"{LOGS}/infer/{{model}}/{{dataset}}/{{task}}/{{condition}}/{{prompt}}.log",
     params:
-        py=env_python("core"),
-        fingerprint=model_fp,
-        spec=slice_spec("main"),
-        model=model_entry_untracked,
-        cache=config["prediction_cache"],
-        sample_rate=config["sample_rate"],
+        **infer_params("main"),
     conda:
         conda_file("core")
     localrule: True

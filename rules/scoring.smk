@@ -79,8 +79,7 @@ rule agreement:
         env_ready("core"),
         decisions=[r[k] for p in agreement_pairs().values() for r in p["runs"] for k in ("file_a", "file_b")],
     output:
-        report("results/tables/agreement.tsv", category="Model comparisons", subcategory="Answer agreement",
-               caption="../docs/captions/agreement.rst"),
+        in_report("results/tables/agreement.tsv", "Model comparisons", "Answer agreement", "agreement"),
     log:
         f"{LOGS}/agreement.log",
     params:
@@ -99,8 +98,7 @@ rule aggregate:
         checks=[f"results/checks/listening/{m}.json" for m in listening_models()],
     output:
         table="results/all.tsv",
-        flags=report("results/tables/flags.tsv", category="Checks", subcategory="Flags",
-                     caption="../docs/captions/flags.rst"),
+        flags=in_report("results/tables/flags.tsv", "Checks", "Flags", "flags"),
     log:
         f"{LOGS}/aggregate.log",
     params:

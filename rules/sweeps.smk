@@ -54,12 +54,8 @@ use rule infer as sweep_circular_infer with:
     localrule: True
     input:
         env_ready("core"),
-        fingerprint="results/predictions/{model}/fingerprint.json",
-        generated=generated_summary("circular"),
-        tasks_jsonl="results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl",
         # shifted items keep their audio paths: the base task's decoded-audio cache serves them
-        manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=prompt_path("{prompt}"),
+        **infer_inputs("circular", "results/sweeps/circular/tasks/{dataset}/{task}.k{k}.jsonl"),
     output:
         "results/sweeps/circular/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/k{k}.parquet",
     log:
@@ -67,12 +63,7 @@ use rule infer as sweep_circular_infer with:
     wildcard_constraints:
         k=r"\d+",
     params:
-        py=env_python("core"),
-        fingerprint=model_fp,
-        spec=slice_spec("circular"),
-        model=model_entry_untracked,
-        cache=config["prediction_cache"],
-        sample_rate=config["sample_rate"],
+        **infer_params("circular"),
 
 
 rule sweep_circular_score:
@@ -89,12 +80,7 @@ rule sweep_circular_score:
     wildcard_constraints:
         k=r"\d+",
     params:
-        py=env_python("core"),
-        parser=parser_param,
-        scorer=SCORER,
-        run_hash=lambda w: rulegrid.sweep_hash(
-            config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
-            prompt_text=prompt_text(w.prompt), circular_k=int(w.k)),
+        **sweep_score_params(lambda w: {"circular_k": int(w.k)}),
     conda:
         conda_file("core")
     resources:
@@ -142,11 +128,7 @@ use rule infer as sweep_determinism_infer with:
     localrule: True
     input:
         env_ready("core"),
-        fingerprint="results/predictions/{model}/fingerprint.json",
-        generated=generated_summary("determinism"),
-        tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
-        manifest="results/audio/{dataset}/{task}.manifest.json",
-        prompt=prompt_path("{prompt}"),
+        **infer_inputs("determinism", "results/tasks/{dataset}/{task}.jsonl"),
     output:
         "results/sweeps/determinism/predictions/{model}/{dataset}/{task}/{condition}/{prompt}/bs{bs}.parquet",
     log:
@@ -154,12 +136,7 @@ use rule infer as sweep_determinism_infer with:
     wildcard_constraints:
         bs=r"\d+",
     params:
-        py=env_python("core"),
-        fingerprint=model_fp,
-        spec=slice_spec("determinism"),
-        model=model_entry_untracked,
-        cache=config["prediction_cache"],
-        sample_rate=config["sample_rate"],
+        **infer_params("determinism"),
 
 
 rule sweep_determinism:
@@ -176,12 +153,7 @@ rule sweep_determinism:
         bs_a=r"\d+",
         bs_b=r"\d+",
     params:
-        py=env_python("core"),
-        parser=parser_param,
-        scorer=SCORER,
-        run_hash=lambda w: rulegrid.sweep_hash(
-            config, dataset=w.dataset, task=w.task, model=w.model, condition=w.condition,
-            prompt_text=prompt_text(w.prompt), batch_sizes=[int(w.bs_a), int(w.bs_b)]),
+        **sweep_score_params(lambda w: {"batch_sizes": [int(w.bs_a), int(w.bs_b)]}),
     conda:
         conda_file("core")
     shell:
