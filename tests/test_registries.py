@@ -4,6 +4,7 @@ backend or metric that is registered but missing from the schema (or left in the
 module is gone) fails here, naming the names."""
 from pathlib import Path
 
+import pytest
 import yaml
 
 from lalmbench.data.adapters import ADAPTERS, DERIVED_ADAPTERS
@@ -38,3 +39,11 @@ def test_backend_enum_matches_the_backend_registry():
 def test_open_metric_enum_matches_the_metric_registry():
     enum = PROPS["tasks"]["additionalProperties"]["properties"]["scoring"]["properties"]["kind"]["enum"]
     _same("tasks.<name>.scoring.kind", enum, "lalmbench.scoring.metrics.open.OPEN_METRICS", OPEN_METRICS)
+
+
+def test_reads_files_routes_file_adapters_to_adapt_dataset_and_names_unknown_ones():
+    from lalmbench.data.adapters import reads_files
+
+    assert reads_files("generic") and not reads_files("mix") and not reads_files("synth_scenes")
+    with pytest.raises(ValueError, match=r"unknown dataset adapter 'generik' \(known: audioset_strong, .*generic"):
+        reads_files("generik")
