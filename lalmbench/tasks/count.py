@@ -20,8 +20,8 @@ import numpy as np
 
 from lalmbench.tasks import register_family
 from lalmbench.tasks.options import arrange, build_stats, emit, gc_paused
-from lalmbench.tasks.prep import (check_params, draw_positions, item_ids, param, prepare_events, r4, run_rank,
-                                  cap_per_clip)
+from lalmbench.tasks.prep import (cap_per_clip, check_params, draw_positions, item_ids, n_options, param,
+                                  prepare_events, r4, run_rank)
 
 DEFAULT_QUESTION = 'How many times does "{text}" occur in this clip?'
 
@@ -55,9 +55,7 @@ PARAMS = frozenset(['max_count', 'min_option', 'min_separation_s', 'n_options'])
 @gc_paused
 def build(events, clips, params, *, seed: int, dataset: str, task: str):
     params = check_params(params, PARAMS, family='count', task=task)
-    k = int(param(params, "n_options", 4))
-    if k < 2:
-        raise ValueError(f"task {task}: count needs n_options >= 2, got {k}")
+    k = n_options(params, family="count", task=task, default=4)
     min_sep = float(param(params, "min_separation_s", 0.1))
     max_count = int(param(params, "max_count", 10))
     min_option = int(param(params, "min_option", 0))
@@ -80,9 +78,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
         code[bad] = c
     reasons = {1: "candidate:occurrences_too_close", 2: "candidate:count_above_max",
                3: "candidate:has_unusable_occurrence"}
-    for c, name in reasons.items():
-        prep.drop(name, int((code == c).sum()))
-    ok = np.flatnonzero(code == 0)
+    ok = prep.drop_coded(code, reasons)
     # select_per_clip wants rows grouped by clip: base rows are in (clip, text) order, so they are
     keep = cap_per_clip(prep, ok, clip[base[ok]], n_max, sel_rng)
     base, cnt, sep = base[keep], cnt[keep], gmin[keep]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from lalmbench.tasks import register_family
-from lalmbench.tasks.options import arrange, build_stats, emit, gc_paused
+from lalmbench.tasks.options import arrange_rows, build_stats, emit_events, gc_paused
 from lalmbench.tasks.order import tuple_features
-from lalmbench.tasks.prep import (check_params, item_ids, param, prepare_events, r4, sample_tuples,
-                                  cap_per_clip)
+from lalmbench.tasks.prep import (cap_per_clip, check_params, choice, n_options, param, prepare_events, r4,
+                                  sample_tuples)
 
 DEFAULT_QUESTION = "Which of these sounds lasts {ask}?"
 ASK_WORD = {("longest", 2): "longer", ("shortest", 2): "shorter"}
@@ -37,12 +37,8 @@ PARAMS = frozenset([
 @gc_paused
 def build(events, clips, params, *, seed: int, dataset: str, task: str):
     params = check_params(params, PARAMS, family='duration', task=task)
-    k = int(param(params, "n_options", 2))
-    if k < 2:
-        raise ValueError(f"task {task}: duration needs n_options >= 2, got {k}")
-    ask = str(param(params, "ask", "longest"))
-    if ask not in ("longest", "shortest"):
-        raise ValueError(f"task {task}: ask must be 'longest' or 'shortest', got {ask!r}")
+    k = n_options(params, family="duration", task=task, default=2)
+    ask = choice(params, "ask", ("longest", "shortest"), task=task)
     min_ratio = float(param(params, "min_ratio", 1.5))
     allow_overlap = bool(param(params, "allow_overlap", True))
     n_max = int(param(params, "max_items_per_clip", 2))
@@ -74,25 +70,16 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
         code[bad] = c
     reasons = {1: "candidate:duration_ratio_below_min", 2: "candidate:overlap",
                3: "candidate:truncated_by_clip_end", 4: "candidate:duplicate_text"}
-    for c, name in reasons.items():
-        prep.drop(name, int((code == c).sum()))
-    ok = np.flatnonzero(code == 0)
+    ok = prep.drop_coded(code, reasons)
     keep = cap_per_clip(prep, ok, clip_of[ok], n_max, sel_rng)
     tup, gold_member, ratio = tup[keep], gold_member[keep], ratio[keep]
     f = {name: v[keep] for name, v in f.items()}
     clip_codes = clip_of[keep]
 
-    perm, gold_pos = arrange(len(tup), k, gold_member, pos_rng)
-    disp = np.take_along_axis(tup, perm, axis=1)
-    ev = prep.ev
-    items = emit(
-        ids=item_ids(prep, clip_codes, task), task=task, dataset=dataset,
-        clip_ids=prep.clip_ids[clip_codes].tolist(), audio_paths=prep.audio_paths[clip_codes].tolist(),
-        questions=question, opt_text=prep.texts[ev["tcode"][disp]], opt_type="event",
-        gold_pos=gold_pos,
-        opt_meta={"onset_s": r4(ev["onset"][disp], 6), "offset_s": r4(ev["offset"][disp], 6),
-                  "duration_s": r4(ev["dur"][disp], 6),
-                  "label": prep.labels[ev["lcode"][disp]]},
+    perm, gold_pos, disp = arrange_rows(tup, gold_member, pos_rng)
+    items = emit_events(
+        prep, clip_codes, disp, task=task, dataset=dataset, questions=question, gold_pos=gold_pos,
+        opt_meta={"duration_s": r4(prep.ev["dur"][disp], 6)},
         meta={"family": "duration", "ask": ask, "n_options": k, "duration_ratio": r4(ratio),
               "gap_s": r4(f["min_gap"]), "overlap": f["overlap_s"] > 0,
               "overlap_s": r4(np.maximum(f["overlap_s"], 0.0)), "min_ratio": min_ratio,

@@ -15,10 +15,10 @@ import numpy as np
 
 from lalmbench.core.io import InputError
 from lalmbench.tasks import register_family
-from lalmbench.tasks.options import arrange, build_stats, emit, gc_paused
+from lalmbench.tasks.options import arrange_rows, build_stats, emit_events, gc_paused
 from lalmbench.tasks.order import tuple_features
-from lalmbench.tasks.prep import (check_params, item_ids, param, prepare_events, r4, sample_tuples,
-                                  cap_per_clip)
+from lalmbench.tasks.prep import (cap_per_clip, check_params, choice, param, prepare_events, r4,
+                                  sample_tuples)
 
 DEFAULT_QUESTION = "Which of these sounds is {ask}?"
 ASK_WORD = {("louder", 2): "louder", ("quieter", 2): "quieter", ("louder", 0): "loudest", ("quieter", 0): "quietest"}
@@ -35,9 +35,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
         raise InputError(f"task {task}: family 'louder' needs a level_db column in events (mixture datasets from "
                          f"lalmbench.data.mixing have it); columns are {list(events.columns)}")
     k = int(param(params, "n_options", 2))
-    ask = str(param(params, "ask", "louder"))
-    if ask not in ("louder", "quieter"):
-        raise ValueError(f"task {task}: ask must be 'louder' or 'quieter', got {ask!r}")
+    ask = choice(params, "ask", ("louder", "quieter"), task=task)
     min_diff = float(param(params, "min_level_diff_db", 3.0))
     n_max = int(param(params, "max_items_per_clip", 1))
     trials = int(param(params, "candidates_per_clip", 10))
@@ -69,15 +67,10 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     tup, gold_member, diff, lev = tup[keep], gold_member[keep], diff[keep], lev[keep]
     f = tuple_features(prep, tup)
     clip_codes = clip_of[keep]
-    perm, gold_pos = arrange(len(tup), k, gold_member, pos_rng)
-    disp = np.take_along_axis(tup, perm, axis=1)
-    ev = prep.ev
-    items = emit(
-        ids=item_ids(prep, clip_codes, task), task=task, dataset=dataset,
-        clip_ids=prep.clip_ids[clip_codes].tolist(), audio_paths=prep.audio_paths[clip_codes].tolist(),
-        questions=question, opt_text=prep.texts[ev["tcode"][disp]], opt_type="event", gold_pos=gold_pos,
-        opt_meta={"onset_s": r4(ev["onset"][disp], 6), "offset_s": r4(ev["offset"][disp], 6),
-                  "level_db": r4(np.take_along_axis(lev, perm, axis=1), 2), "label": prep.labels[ev["lcode"][disp]]},
+    perm, gold_pos, disp = arrange_rows(tup, gold_member, pos_rng)
+    items = emit_events(
+        prep, clip_codes, disp, task=task, dataset=dataset, questions=question, gold_pos=gold_pos,
+        opt_meta={"level_db": r4(np.take_along_axis(lev, perm, axis=1), 2)},
         meta={"family": "louder", "ask": ask, "n_options": k, "level_diff_db": r4(diff, 2),
               "gap_s": r4(f["min_gap"]), "overlap": f["overlap_s"] > 0, "overlap_s": r4(np.maximum(f["overlap_s"], 0)),
               "min_level_diff_db": min_diff},

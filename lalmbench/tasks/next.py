@@ -25,8 +25,8 @@ import numpy as np
 
 from lalmbench.tasks import register_family
 from lalmbench.tasks.options import Coded, arrange, build_stats, emit, gc_paused
-from lalmbench.tasks.prep import (cap_per_clip, check_params, draw_positions, format_texts, item_ids, param,
-                                  prepare_events, r4, with_none)
+from lalmbench.tasks.prep import (cap_per_clip, check_params, draw_positions, format_texts, item_ids, n_options,
+                                  param, prepare_events, r4, with_none)
 
 DEFAULT_QUESTION = 'What happens immediately after this sound first appears: "{text}"?'
 NONE_TEXT = "This is the last event, no immediate event after."
@@ -54,10 +54,8 @@ PARAMS = frozenset(['allow_overlap', 'min_gap_s', 'n_options', 'none_option', 'n
 @gc_paused
 def build(events, clips, params, *, seed: int, dataset: str, task: str):
     params = check_params(params, PARAMS, family='next', task=task)
-    k = int(param(params, "n_options", 4))
     use_none = bool(param(params, "none_option", True))
-    if k < (3 if use_none else 2):
-        raise ValueError(f"task {task}: next needs n_options >= {3 if use_none else 2}, got {k}")
+    k = n_options(params, family="next", task=task, default=4, minimum=3 if use_none else 2)
     none_text = str(param(params, "none_text", NONE_TEXT))
     min_gap_s = float(param(params, "min_gap_s", 0.0))
     tie_s = float(param(params, "tie_tolerance_s", 0.1))
@@ -110,9 +108,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
                4: "candidate:onset_tie_before_base",
                5: "candidate:next_is_same_sound", 6: "candidate:too_few_distractors",
                7: "candidate:base_is_last_without_none_option"}
-    for c, name in reasons.items():
-        prep.drop(name, int((code == c).sum()))
-    ok = np.flatnonzero(code == 0)
+    ok = prep.drop_coded(code, reasons)
     keep = cap_per_clip(prep, ok, clip[base[ok]], n_max, sel_rng)
 
     base, b_next, has_next = base[keep], b_next[keep], has_next[keep]

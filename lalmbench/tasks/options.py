@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from lalmbench.tasks.prep import Prepared, item_ids, r4
 from lalmbench.tasks.items import (LABELS, balanced_positions, chi_square_balance, option_labels,
                                    position_histogram)
 
@@ -34,6 +35,14 @@ def arrange(n_items: int, k: int, gold_member: np.ndarray | int, rng: np.random.
     src = np.where(j < p, j + 1, np.where(j == p, 0, j))
     perm = np.take_along_axis(by_key, src, axis=1)
     return perm, gold_pos
+
+
+def arrange_rows(rows: np.ndarray, gold_member: np.ndarray | int, rng: np.random.Generator
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`arrange` for items whose members are ``rows`` [n, k]: (perm, gold_pos, the rows in
+    display order)."""
+    perm, gold_pos = arrange(len(rows), rows.shape[1], gold_member, rng)
+    return perm, gold_pos, np.take_along_axis(rows, perm, axis=1)
 
 
 def build_stats(*, rows_read: int, dropped: dict[str, int], items: Sequence[dict],
@@ -246,6 +255,19 @@ def emit(*, ids: Sequence[str], task: str, dataset: str, clip_ids: Sequence[str]
                     labels=labels, flat_text=flat_text, flat_type=flat_type, okeys=okeys, ocols=ocols,
                     mkeys=tuple(mkeys), mcols=mcols, ans_label=ans_label, ans_text=ans_text,
                     references=[list(r) for r in references] if references is not None else None)
+
+
+def emit_events(prep: "Prepared", clip_codes: np.ndarray, disp: np.ndarray, *, task: str, dataset: str,
+                **kw: Any) -> "ItemRows":
+    """:func:`emit` for items whose options are annotated events: ``disp`` [n_items, k] holds each
+    item's event rows in display order; the option texts are those events' texts, and each option's
+    meta has the event's onset, offset and label besides the family's own ``opt_meta``."""
+    ev = prep.ev
+    opt_meta = {"onset_s": r4(ev["onset"][disp], 6), "offset_s": r4(ev["offset"][disp], 6),
+                "label": prep.labels[ev["lcode"][disp]], **kw.pop("opt_meta", {})}
+    return emit(ids=item_ids(prep, clip_codes, task), task=task, dataset=dataset,
+                clip_ids=prep.clip_ids[clip_codes].tolist(), audio_paths=prep.audio_paths[clip_codes].tolist(),
+                opt_text=prep.texts[ev["tcode"][disp]], opt_type="event", opt_meta=opt_meta, **kw)
 
 
 ITEM_KEYS = ("id", "task", "dataset", "clip_id", "audio_path", "question", "options", "answer_label",

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from lalmbench.tasks import register_family
-from lalmbench.tasks.options import arrange, build_stats, emit, gc_paused
-from lalmbench.tasks.prep import (check_params, item_ids, param, prepare_events, r4, sample_tuples,
-                                  cap_per_clip)
+from lalmbench.tasks.options import arrange_rows, build_stats, emit_events, gc_paused
+from lalmbench.tasks.prep import (cap_per_clip, check_params, choice, n_options, param, prepare_events, r4,
+                                  sample_tuples)
 
 DEFAULT_QUESTION = "Which of these sounds happens {ask}?"
 
@@ -73,12 +73,8 @@ PARAMS = frozenset([
 @gc_paused
 def build(events, clips, params, *, seed: int, dataset: str, task: str):
     params = check_params(params, PARAMS, family='order', task=task)
-    k = int(param(params, "n_options", 2))
-    if k < 2:
-        raise ValueError(f"task {task}: order needs n_options >= 2, got {k}")
-    ask = str(param(params, "ask", "first"))
-    if ask not in ("first", "last"):
-        raise ValueError(f"task {task}: ask must be 'first' or 'last', got {ask!r}")
+    k = n_options(params, family="order", task=task, default=2)
+    ask = choice(params, "ask", ("first", "last"), task=task)
     min_gap_s = float(param(params, "min_gap_s", 0.5))
     tie_s = float(param(params, "tie_tolerance_s", 0.1))
     allow_overlap = bool(param(params, "allow_overlap", False))
@@ -99,9 +95,7 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     f = tuple_features(prep, tup)
     code = reject_reasons(f, tie_s=tie_s, min_gap_s=min_gap_s, allow_overlap=allow_overlap,
                           overlap_tol_s=float(param(params, "overlap_tolerance_s", 0.0)))
-    for c, name in REASONS.items():
-        prep.drop(name, int((code == c).sum()))
-    ok = np.flatnonzero(code == 0)
+    ok = prep.drop_coded(code, REASONS)
     clip_of = prep.ev["clip"][tup[ok, 0]] if len(ok) else np.zeros(0, np.int64)
     keep = cap_per_clip(prep, ok, clip_of, n_max, sel_rng)
     tup = tup[keep]
@@ -109,18 +103,12 @@ def build(events, clips, params, *, seed: int, dataset: str, task: str):
     clip_codes = prep.ev["clip"][tup[:, 0]] if len(tup) else np.zeros(0, np.int64)
 
     gold_member = 0 if ask == "first" else k - 1
-    perm, gold_pos = arrange(len(tup), k, gold_member, pos_rng)
-    disp = np.take_along_axis(tup, perm, axis=1)
+    perm, gold_pos, disp = arrange_rows(tup, gold_member, pos_rng)
     ev = prep.ev
-    opt_text = prep.texts[ev["tcode"][disp]]
-    labels = prep.labels[ev["lcode"][disp]]
     n_usable = np.bincount(ev["clip"], minlength=len(prep.clip_ids))
-    items = emit(
-        ids=item_ids(prep, clip_codes, task), task=task, dataset=dataset,
-        clip_ids=prep.clip_ids[clip_codes].tolist(), audio_paths=prep.audio_paths[clip_codes].tolist(),
-        questions=question, opt_text=opt_text, opt_type="event", gold_pos=gold_pos,
-        opt_meta={"onset_s": r4(ev["onset"][disp], 6), "offset_s": r4(ev["offset"][disp], 6),
-                  "label": labels, "n_occurrences": ev["n_occ"][disp]},
+    items = emit_events(
+        prep, clip_codes, disp, task=task, dataset=dataset, questions=question, gold_pos=gold_pos,
+        opt_meta={"n_occurrences": ev["n_occ"][disp]},
         meta={"family": "order", "ask": ask, "n_options": k, "gap_s": r4(f["min_gap"]),
               "overlap": f["overlap_s"] > 0, "overlap_s": r4(np.maximum(f["overlap_s"], 0.0)),
               "duration_ratio": r4(np.minimum(f["ratio"], 1e6)), "span_s": r4(f["span"]),

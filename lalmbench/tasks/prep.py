@@ -55,6 +55,12 @@ class Prepared:
         if n:
             self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
 
+    def drop_coded(self, code: np.ndarray, reasons: dict[int, str]) -> np.ndarray:
+        """Count each candidate's drop code (0 = usable) under its reason; the usable positions."""
+        for c, name in reasons.items():
+            self.drop(name, int((code == c).sum()))
+        return np.flatnonzero(code == 0)
+
     def clip_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(clip codes present, start row, count) of each clip's run in ``ev``."""
         codes = self.ev["clip"]           # sorted by clip, so runs are contiguous
@@ -71,6 +77,22 @@ def param(params: dict | None, name: str, default: Any) -> Any:
     if params and params.get(name) is not None:
         return params[name]
     return default
+
+
+def n_options(params: dict, *, family: str, task: str, default: int, minimum: int = 2) -> int:
+    """The ``n_options`` param, refused below the least a question of this family needs."""
+    k = int(param(params, "n_options", default))
+    if k < minimum:
+        raise ValueError(f"task {task}: {family} needs n_options >= {minimum}, got {k}")
+    return k
+
+
+def choice(params: dict, name: str, allowed: tuple[str, ...], *, task: str) -> str:
+    """A param that takes one of ``allowed`` (the first is the default)."""
+    value = str(param(params, name, allowed[0]))
+    if value not in allowed:
+        raise ValueError(f"task {task}: {name} must be {' or '.join(repr(a) for a in allowed)}, got {value!r}")
+    return value
 
 
 COMMON_PARAMS = frozenset({"min_event_s", "sample_seed", "question", "max_items_per_clip"})

@@ -91,6 +91,15 @@ def primary_prompt(df: pd.DataFrame, order: Sequence[str] | None = None) -> pd.D
     return pd.concat(keep, ignore_index=True)
 
 
+def per_model_in(decisions: pd.DataFrame, prompts: Sequence[str] | None, condition: str):
+    """(model, condition, rows) of each model's MCQ rows under its primary prompt, in ``condition``
+    (a model without it: its first condition), models in name order."""
+    d = primary_prompt(mcq_rows(decisions), prompts)
+    for model, g in d.groupby("model", sort=True):
+        cond = condition if (g["condition"] == condition).any() else sorted(g["condition"].unique())[0]
+        yield model, cond, g[g["condition"] == cond]
+
+
 def proportion(k: int, n: int) -> dict:
     """Accuracy with its Wilson 95% interval (the convention of results/all.tsv)."""
     lo, hi = wilson_interval(int(k), int(n))

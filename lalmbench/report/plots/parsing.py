@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.scoring.parse import STATUSES
-from lalmbench.report.plots.common import mcq_rows, placeholder, primary_prompt
+from lalmbench.report.plots.common import mcq_rows, per_model_in, placeholder, primary_prompt
 from lalmbench.report.plots.style import plt
 
 UNPARSED = "unparsed"
@@ -33,11 +33,8 @@ def confusion_table(decisions: pd.DataFrame, prompts: Sequence[str] | None = Non
     ``pred_label == "unparsed"``; ``row_share`` is count / items with that gold label."""
     if decisions.empty or "gold_label" not in decisions.columns or "pred_label" not in decisions.columns:
         return pd.DataFrame(columns=CONFUSION_COLS)
-    d = primary_prompt(mcq_rows(decisions), prompts)
     rows = []
-    for model, g in d.groupby("model", sort=True):
-        cond = condition if (g["condition"] == condition).any() else sorted(g["condition"].unique())[0]
-        g = g[g["condition"] == cond]
+    for model, cond, g in per_model_in(decisions, prompts, condition):
         gold = g["gold_label"].astype(str)
         pred = g["pred_label"].astype(object).where(g["pred_label"].notna(), UNPARSED).astype(str)
         counts = pd.crosstab(gold, pred)

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from lalmbench.report.plots.common import mcq_rows, error_bars, model_colors, primary_prompt, proportion
+from lalmbench.report.plots.common import error_bars, model_colors, per_model_in, proportion
 from lalmbench.report.plots.style import plt
 from lalmbench.checks.sweeps import position_bias_test, prompt_spread
 
@@ -60,11 +60,8 @@ def position_table(decisions: pd.DataFrame, prompts: Sequence[str] | None = None
     need = {"gold_pos", "pred_pos", "correct"}
     if decisions.empty or not need <= set(decisions.columns):
         return pd.DataFrame(columns=POSITION_COLS)
-    d = primary_prompt(mcq_rows(decisions), prompts)
     rows = []
-    for model, g in d.groupby("model", sort=True):
-        cond = condition if (g["condition"] == condition).any() else sorted(g["condition"].unique())[0]
-        g = g[g["condition"] == cond]
+    for model, cond, g in per_model_in(decisions, prompts, condition):
         max_n = int(g["n_options"].max()) if "n_options" in g else int(max(g["gold_pos"].max(), g["pred_pos"].max()) + 1)
         gold = np.bincount(g["gold_pos"].astype(int), minlength=max_n)
         parsed = g["pred_pos"] >= 0
