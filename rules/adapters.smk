@@ -64,6 +64,7 @@ rule import_task:
         env_ready("core"),
         clips="results/data/{dataset}/clips.parquet",
         source_items="results/data/{dataset}/items.jsonl",
+        adapt_stats="results/data/{dataset}/adapt.stats.json",
     output:
         tasks_jsonl="results/tasks/{dataset}/{task}.jsonl",
         stats="results/tasks/{dataset}/{task}.stats.json",
@@ -81,7 +82,7 @@ rule import_task:
     shell:
         "{params.py} scripts/adapt_import_task.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--task {wildcards.task} --clips {input.clips} --source-items {input.source_items} "
-        "--items {output.tasks_jsonl} --stats {output.stats} > {log} 2>&1"
+        "--items {output.tasks_jsonl} --stats {output.stats} --adapt-stats {input.adapt_stats} > {log} 2>&1"
 
 
 ruleorder: import_task > build_task

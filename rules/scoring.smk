@@ -96,6 +96,7 @@ rule aggregate:
         env_ready("core"),
         metrics=lambda w: [f"results/scores/{r.key}/metrics.json" for r in RUNS] + SWEEP_METRICS,
         checks=[f"results/checks/listening/{m}.json" for m in listening_models()],
+        task_stats=sorted({f"results/tasks/{r.dataset}/{r.task}.stats.json" for r in RUNS}),
     output:
         table="results/all.tsv",
         flags=in_report("results/tables/flags.tsv", "Checks", "Flags", "flags"),
@@ -107,4 +108,5 @@ rule aggregate:
         conda_file("core")
     shell:
         "{params.py} scripts/aggregate.py --out {output.table} --flags {output.flags} --checks {input.checks} "
+        "--task-stats {input.task_stats} "
         "-- {input.metrics} > {log} 2>&1"

@@ -15,7 +15,9 @@ p.add_argument("--clips", required=True)
 p.add_argument("--source-items", required=True)
 p.add_argument("--items", required=True)
 p.add_argument("--stats", required=True)
+p.add_argument("--adapt-stats", default=None, help="the dataset's adapt.stats.json (items left out at source)")
 a = p.parse_args()
 setup_logging()
 import_task_files(json.loads(a.config_json), dataset=a.dataset, task=a.task, clips_path=a.clips,
-                  source_items=a.source_items, items_path=a.items, stats_path=a.stats)
+                  source_items=a.source_items, items_path=a.items, stats_path=a.stats,
+                  adapt_stats=a.adapt_stats)

@@ -24,8 +24,10 @@ def _same(where: str, schema_names: list[str], registry: str, registered) -> Non
 
 def test_adapter_enum_matches_the_adapter_registry():
     enum = PROPS["datasets"]["additionalProperties"]["properties"]["adapter"]["enum"]
-    _same("datasets.<name>.adapter", enum, "lalmbench.data.adapters ADAPTERS + DERIVED_ADAPTERS",
-          {*ADAPTERS, *DERIVED_ADAPTERS})
+    from lalmbench.data.adapters.benchmarks import preset_names
+
+    _same("datasets.<name>.adapter", enum, "lalmbench.data.adapters ADAPTERS + DERIVED_ADAPTERS + presets/*.yaml",
+          {*ADAPTERS, *DERIVED_ADAPTERS, *preset_names()})
 
 
 def test_backend_enum_matches_the_backend_registry():

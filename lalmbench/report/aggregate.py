@@ -47,7 +47,25 @@ def model_flags(check_paths: Iterable[str]) -> dict[str, list[str]]:
     return flags
 
 
-def build_table(paths: Iterable[str], checks: Iterable[str] = ()) -> pd.DataFrame:
+def task_flags(stats_paths: Iterable[str]) -> dict[tuple[str, str], list[str]]:
+    """(dataset, task) -> flags from its ``{task}.stats.json``: the items its dataset's adapter left
+    out (answer not among the choices, missing audio...), so a number is never quoted as if it
+    covered the whole benchmark. The path is ``results/tasks/{dataset}/{task}.stats.json``."""
+    from pathlib import Path
+
+    out = {}
+    for p in stats_paths:
+        st = io.read_json(p)
+        left = st.get("dropped_at_source") or {}
+        if left:
+            path = Path(p)
+            key = (path.parent.name, path.name[: -len(".stats.json")])
+            out[key] = [f"items left out at source: {sum(left.values())} ("
+                        + ", ".join(f"{k.removeprefix('item:')}={v}" for k, v in sorted(left.items())) + ")"]
+    return out
+
+
+def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: Iterable[str] = ()) -> pd.DataFrame:
     rows = []
     for p in paths:
         m = io.read_json(p)
@@ -56,8 +74,10 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = ()) -> pd.DataFram
             raise io.InputError(f"{p}: metrics file lacks {missing}")
         rows += metrics_rows(m)
     by_model = model_flags(checks)
+    by_task = task_flags(task_stats)
     for r in rows:
-        r["flags"] = FLAG_SEP.join(r["flags"] + by_model.get(r["model"], []))
+        r["flags"] = FLAG_SEP.join(r["flags"] + by_task.get((r["dataset"], r["task"]), [])
+                                   + by_model.get(r["model"], []))
     df = pd.DataFrame(rows, columns=COLUMNS)
     dup = df.duplicated(KEYS, keep=False)
     if dup.any():
@@ -75,8 +95,8 @@ def flags_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
-                  flags_out: str | None = None) -> pd.DataFrame:
-    df = build_table(paths, checks)
+                  flags_out: str | None = None, task_stats: Iterable[str] = ()) -> pd.DataFrame:
+    df = build_table(paths, checks, task_stats)
     io.write_tsv(out, df)
     if flags_out:
         io.write_tsv(flags_out, flags_table(df))

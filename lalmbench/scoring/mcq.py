@@ -76,8 +76,13 @@ _SCALARS = {str, bool, int, float, type(None)}
 
 
 def _meta_value(v: Any) -> Any:
+    """A meta value as one decisions cell: a list of plain values is joined with '; ' (MMAU stores some
+    categories as ``["Reasoning"]``, which must fall in the group ``Reasoning``), anything else nested
+    is JSON."""
     if v is None or isinstance(v, (str, bool, int, float)):
         return v
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+        return "; ".join(map(str, v))
     return json.dumps(v, sort_keys=True, default=str)
 
 

@@ -5,7 +5,11 @@ this builder selects and stamps them for one task without changing their meaning
 order, texts and answers are kept. ``params``:
 
   items_path: the adapter's items.jsonl (the rule fills it in)
-  where:      {meta field: value or [values]} -- keep items whose meta matches (e.g. {category: Reasoning})
+  where:      {meta field: value or [values]} -- keep items whose meta matches (e.g. {category: Reasoning});
+              a list-valued meta field (MMAU stores some categories as ["Reasoning"]) matches when any
+              of its values does
+  kind:       mcq | open | instruction -- keep items of this kind (meta.kind; the config expansion sets
+              it for each task it makes from a mixed benchmark, see lalmbench.workflow.config)
   limit:      keep at most this many (a seeded sample by ``sample_seed``, kept in file order)
   shuffle_options: false -- true re-places answers at balanced positions with ``seed`` (texts unchanged)
 
@@ -22,14 +26,22 @@ from lalmbench.tasks.items import balanced_positions, option_labels
 from lalmbench.tasks.options import build_stats
 from lalmbench.tasks.prep import check_params, param
 
-PARAMS = frozenset(["items_path", "where", "limit", "shuffle_options"])
+PARAMS = frozenset(["items_path", "where", "limit", "shuffle_options", "kind"])
 
 def _matches(meta: dict, where: dict) -> bool:
     for k, v in where.items():
         allowed = v if isinstance(v, list) else [v]
-        if meta.get(k) not in allowed:
+        have = meta.get(k)
+        values = have if isinstance(have, list) else [have]
+        if not any(x in allowed for x in values):
             return False
     return True
+
+
+def item_kind(item: dict) -> str:
+    """mcq | open | instruction: the adapter's ``meta.kind``, else mcq when the item has options."""
+    kind = (item.get("meta") or {}).get("kind")
+    return str(kind) if kind else ("mcq" if item.get("options") else "open")
 
 
 def select_items(items: list[dict], clips, params: dict, *, seed: int, dataset: str, task: str,
@@ -38,8 +50,14 @@ def select_items(items: list[dict], clips, params: dict, *, seed: int, dataset: 
     limit = param(params, "limit", None)
     dropped: dict[str, int] = {}
     path_of = dict(zip(clips["clip_id"].astype(str), clips["audio_path"].astype(str)))
-    kept = [it for it in items if _matches(it.get("meta") or {}, where)]
-    dropped["item:filtered_out_by_where"] = len(items) - len(kept)
+    kind = param(params, "kind", None)
+    if kind is not None:
+        of_kind = [it for it in items if item_kind(it) == kind]
+        dropped["item:other_kind"] = len(items) - len(of_kind)
+    else:
+        of_kind = items
+    kept = [it for it in of_kind if _matches(it.get("meta") or {}, where)]
+    dropped["item:filtered_out_by_where"] = len(of_kind) - len(kept)
     if limit is not None and len(kept) > int(limit):
         rng = np.random.default_rng(int(param(params, "sample_seed", 0)))
         pick = np.sort(rng.choice(len(kept), int(limit), replace=False))

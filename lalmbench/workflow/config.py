@@ -46,8 +46,87 @@ def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, so
     if lines:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(lines[:10]))
     validate(cfg, str(schema_path), set_default=True)
+    expand_import_tasks(cfg)
     _check_references(cfg, Path(base_dir), source)
     return cfg
+
+
+#: task-name suffix of each item kind a mixed benchmark's import task is split into (MCQ keeps the name)
+KIND_SUFFIX = {"mcq": "", "open": "-open", "instruction": "-if"}
+
+
+def expand_import_tasks(cfg: dict) -> dict:
+    """A task of family ``import`` over a benchmark preset whose items are of several kinds (MMAU-Pro:
+    MCQ, open, instruction following; Clotho-AQA: yes/no and open) becomes one task per kind:
+    ``<task>`` (MCQ), ``<task>-open``, ``<task>-if``, each with ``params.kind`` set, so MCQ accuracy
+    is only ever computed over MCQ items. The task's ``scoring:`` goes to its open task only; the
+    instruction task is scored by its items' checks (``scoring: {kind: instruction}``). A task that
+    sets ``params.kind`` itself is kept as it is; a single-kind preset's task gets that kind. A preset
+    dataset without ``official:`` gets its preset's. Done in place; returns cfg."""
+    from lalmbench.data.adapters.benchmarks import is_preset, official_protocol
+
+    for d in cfg["datasets"].values():
+        if is_preset(d["adapter"]) and "official" not in d:
+            official = official_protocol(d)["official"]
+            if official:
+                d["official"] = official
+    tasks, problems = {}, []
+    for name, t in cfg["tasks"].items():
+        d = cfg["datasets"].get(t.get("dataset"))
+        params = dict(t.get("params") or {})
+        if t.get("family") != "import" or d is None or not is_preset(d["adapter"]):
+            tasks[name] = t
+            continue
+        kinds = [params["kind"]] if "kind" in params else official_protocol(d)["kinds"]
+        for kind in kinds:
+            new = name if len(kinds) == 1 else name + KIND_SUFFIX[kind]
+            if new in cfg["tasks"] and new != name:
+                raise ConfigError(f"tasks.{name}: its {kind} items would become task {new!r}, which the config "
+                                  f"already names; set params.kind on {name!r} to choose its kind yourself")
+            task = dict(t, params=dict(params, kind=kind))
+            if kind == "mcq":
+                task.pop("scoring", None)
+            elif kind == "instruction":
+                task["scoring"] = {"kind": "instruction"}
+            elif not t.get("scoring"):
+                problems.append(f"tasks.{name}: its open items (task {new!r}) need a scoring block: set "
+                                f"tasks.{name}.scoring, e.g. {{kind: judge, judge_model: <a models entry>}} "
+                                f"({'used by its open task only; ' if len(kinds) > 1 else ''}captioning for "
+                                f"captions), or params.kind: mcq to import only its multiple-choice items")
+            tasks[new] = task
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
+    cfg["tasks"] = tasks
+    return cfg
+
+
+def task_kind(cfg: dict, task: str) -> str:
+    """mcq | open | instruction: what a task's items ask for (open-ended families by scoring.kind)."""
+    t = cfg["tasks"][task]
+    if t.get("family") == "import" and (t.get("params") or {}).get("kind"):
+        return str(t["params"]["kind"])
+    return "open" if t.get("scoring") else "mcq"
+
+
+#: backends that only choose among the options, so have nothing to answer on open items
+_OPTION_PICKERS = {"random": "picks an option at random", "text-overlap": "picks the option most like the question"}
+def check_model_task_kinds(cfg: dict) -> list[str]:
+    """Models that cannot answer a task's items, found at config time (``snakemake -n``) instead of as a
+    failing job: an option-picking floor on open / instruction items. Each message says what to
+    change. (Multi-clip items reach every model: several audio entries where the backend takes them,
+    else the clips joined with silence, see docs/inference.md.)"""
+    problems = []
+    for run in {(r.model, r.task) for r in iter_runs(cfg)}:
+        model, task = run
+        m = cfg["models"][model]
+        backend = m.get("backend")
+        kind = task_kind(cfg, task)
+        fix = (f"list the tasks it should run in models.{model}.tasks, or add models: [...] without "
+               f"{model!r} to tasks.{task}")
+        if kind != "mcq" and backend in _OPTION_PICKERS:
+            problems.append(f"models.{model}: cannot answer task {task!r}, whose items are {kind} (no options); "
+                            f"backend {backend!r} {_OPTION_PICKERS[backend]}; {fix}")
+    return sorted(problems)
 
 
 def _explained(error: Any, explained: set[str]) -> bool:
@@ -162,6 +241,8 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     for name in list(cfg["datasets"]) + list(cfg["tasks"]) + list(cfg["models"]):
         if "/" in name or not name.strip():
             problems.append(f"{name!r}: names may not contain '/' (they become path components)")
+    if not problems:        # the runs are only known once every name resolves
+        problems += check_model_task_kinds(cfg)
     if problems:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(problems))
     resolve_reasoners(cfg["models"])

@@ -58,6 +58,25 @@ def wf(tmp_path_factory):
         "conditions": ["audio"], "prompts": ["mcq-default"],
     }
     (wd / "adapters.yaml").write_text(yaml.safe_dump(cfg))
+    for r in json.loads((DATA / "mmar" / "MMAR-meta.json").read_text()):
+        _tone(ext / "mmar" / r["audio_path"], 0.5, 440)
+    for f in ("Animal/audio/dog_1.wav", "Animal/audio/crow_2.wav", "Emotion/audio/happy_1.wav"):
+        _tone(ext / "sakura" / f, 0.5, 440)
+    presets = {
+        "seed": 0, "scale": 1,
+        "datasets": {
+            "mmar": {"adapter": "mmar", "params": {"items": "external/samples/mmar/MMAR-meta.json",
+                                                   "audio_root": "external/mmar"}},
+            "sakura": {"adapter": "sakura", "params": {"items": "external/samples/sakura/data",
+                                                       "audio_root": "external/sakura"}},
+        },
+        "tasks": {"mmar": {"dataset": "mmar", "family": "import"},
+                  "sakura": {"dataset": "sakura", "family": "import"}},
+        "models": {"random": {"backend": "random", "seed": 0, "batch_size": 16},
+                   "text-prior": {"backend": "text-overlap", "batch_size": 16, "conditions": ["no-audio"]}},
+        "conditions": ["audio"], "prompts": ["mcq-default"],
+    }
+    (wd / "presets.yaml").write_text(yaml.safe_dump(presets))
     return wd
 
 
@@ -95,3 +114,20 @@ def test_real_format_datasets_run_to_scores(wf):
         assert m["n_error"] == 0 and m["parse_failure_rate"] == 0.0
         if m["task"] in n_items:
             assert m["n"] == n_items[m["task"]], (t, m["n"])
+
+
+@pytest.mark.slow
+def test_presets_run_to_all_tsv_with_left_out_items_flagged(wf):
+    """MMAR and SAKURA in their published layouts, scored by the random and text-prior floors: gold
+    answers are the source's, and the items the adapter left out are flagged on every row."""
+    snakemake(wf, "results/all.tsv", "--configfile", "presets.yaml")
+    table = pd.read_csv(wf / "results/all.tsv", sep="\t", keep_default_na=False)
+    acc = table[table["metric"] == "accuracy"].set_index(["model", "task"])
+    assert acc.loc[("random", "mmar"), "n"] == 3 and acc.loc[("text-prior", "sakura"), "n"] == 5
+    assert acc.loc[("random", "mmar"), "flags"] == "items left out at source: 1 (answer_not_in_choices=1)"
+    assert acc.loc[("random", "sakura"), "flags"] == "items left out at source: 1 (answer_not_in_choices=1)"
+    items = [json.loads(x) for x in (wf / "results/tasks/sakura/sakura.jsonl").read_text().splitlines()]
+    gold = {i["id"]: i["answer_text"] for i in items}
+    assert gold["Animal-dog_1.wav-multi"] == "Claws" and gold["Emotion-happy_1.wav-single"] == "happy"
+    flags = pd.read_csv(wf / "results/tables/flags.tsv", sep="\t")
+    assert set(flags["task"]) == {"mmar", "sakura"}

@@ -121,20 +121,21 @@ def test_mmau_items_keep_answers_and_categories(tmp_path):
         assert it["meta"]["difficulty"] == r["difficulty"]
     assert {len(it["options"]) for it in res.items} == {2, 4, 8}
     # the sample's two 5-choice MMAU items really repeat their answer choice: merged, counted
-    assert res.stats["dropped"] == {"item:duplicate_choices_merged": 2}
+    assert res.stats["notes"] == {"item:duplicate_choices_merged": 2} and res.stats["dropped"] == {}
     assert [len(res.items[i]["options"]) for i in (9, 10)] == [4, 4]
     assert res.items[9]["meta"]["choices_merged_from"] == 5
 
 
-def test_mmau_answer_not_in_choices_is_an_error_naming_the_item(tmp_path):
+def test_mmau_answer_not_in_choices_is_left_out_and_counted(tmp_path):
     recs = json.loads((DATA / "mmau" / "mmau-test-mini-sample.json").read_text())
     recs[2]["answer"] = "Banjo"
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(recs))
     root = tmp_path / "a"
     _touch_audio(root, [r["audio_id"] for r in recs])
-    with pytest.raises(InputError, match=r"item 3 .*answer 'Banjo' is not one of the choices"):
-        adapt("mmau", {"items": str(p), "audio_root": str(root)}, dataset="mmau")
+    res = adapt("mmau", {"items": str(p), "audio_root": str(root)}, dataset="mmau")
+    assert res.stats["dropped"] == {"item:answer_not_in_choices": 1}
+    assert recs[2]["id"] not in {it["id"] for it in res.items} and len(res.items) == len(recs) - 1
 
 
 def test_clotho_captioning_items_have_five_references(tmp_path):

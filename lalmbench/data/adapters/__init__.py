@@ -9,10 +9,14 @@ touch the network; :mod:`lalmbench.data.adapters.download` has the optional fetc
 Registry (lazy, like the task families): ``ADAPTERS`` maps the config's ``adapter:`` name to
 its module; ``DERIVED_ADAPTERS`` holds the names whose data the workflow builds itself rather than
 reading the user's files. Together they are every name the config schema's ``adapter`` enum may hold
-(tests/test_registries.py checks it), and rules/adapters.smk routes datasets by them.
+(tests/test_registries.py checks it), and rules/adapters.smk routes datasets by them. Every
+benchmark preset (``presets/<name>.yaml``: mmau, mmau_pro, mmar, mmsu, air_bench, sakura,
+clotho_aqa, audiocaps, voicebench, questions) is a file-reading adapter name too, read by the
+declarative reader.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -23,7 +27,6 @@ ADAPTERS: dict[str, str] = {
     "audioset_strong": "lalmbench.data.adapters.audioset_strong",
     "tacobelal": "lalmbench.data.adapters.tacobelal",
     "clotho": "lalmbench.data.adapters.clotho",
-    "mmau": "lalmbench.data.adapters.mmau",
     "generic": "lalmbench.data.adapters.generic",
 }
 
@@ -38,10 +41,12 @@ DERIVED_ADAPTERS: dict[str, str] = {
 
 def reads_files(name: str) -> bool:
     """True for adapters that read the user's files (rule adapt_dataset), False for derived datasets."""
-    if name not in ADAPTERS and name not in DERIVED_ADAPTERS:
-        known = ", ".join(sorted({*ADAPTERS, *DERIVED_ADAPTERS}))
+    from lalmbench.data.adapters.benchmarks import is_preset, preset_names
+
+    if name not in ADAPTERS and name not in DERIVED_ADAPTERS and not is_preset(name):
+        known = ", ".join(sorted({*ADAPTERS, *DERIVED_ADAPTERS, *preset_names()}))
         raise ValueError(f"unknown dataset adapter {name!r} (known: {known})")
-    return name in ADAPTERS
+    return name not in DERIVED_ADAPTERS
 
 CLIP_COLUMNS = ["clip_id", "audio_path", "duration_s", "sample_rate", "split", "source"]
 EVENT_COLUMNS = ["clip_id", "onset_s", "offset_s", "label", "caption", "source"]
@@ -67,9 +72,19 @@ def empty_events() -> pd.DataFrame:
                          "caption": pd.Series([], dtype="string"), "source": pd.Series([], dtype="string")})
 
 
+def adapter_names() -> list[str]:
+    from lalmbench.data.adapters.benchmarks import preset_names
+
+    return sorted(set(ADAPTERS) | set(preset_names()))
+
+
 def get_adapter(name: str) -> Callable[..., Adapted]:
+    from lalmbench.data.adapters import benchmarks
+
+    if benchmarks.is_preset(name):
+        return functools.partial(benchmarks.adapt, name=name)
     if name not in ADAPTERS:
-        raise ValueError(f"unknown dataset adapter {name!r} (known: {', '.join(sorted(ADAPTERS))})")
+        raise ValueError(f"unknown dataset adapter {name!r} (known: {', '.join(adapter_names())})")
     return importlib.import_module(ADAPTERS[name]).adapt
 
 

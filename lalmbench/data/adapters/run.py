@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,10 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
     """``cfg`` = {adapter, params} (the dataset's config). Writes all four outputs atomically."""
     use_system_pool()
     params = dict(cfg.get("params") or {})
+    from lalmbench.data.adapters.benchmarks import is_preset
+
+    if is_preset(cfg["adapter"]):       # embedded audio (MMSU, VoiceBench) is written beside the tables
+        params.setdefault("embedded_audio_dir", str(Path(clips_path).parent / "audio"))
     res = adapt(cfg["adapter"], params, dataset=dataset)
     clips = res.clips[CLIP_COLUMNS]
     events, collapsed = _clean_text(res.events[EVENT_COLUMNS])
@@ -54,8 +59,8 @@ def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path
             items = [it for it in items if str(it["clip_id"]) in kept]
             summary["dropped"]["item:clip_inconsistent"] = n0 - len(items)
     stats.update(clips_written=len(clips), events_written=len(events), items_written=len(items))
-    log.info("%s: %d clips, %d events, %d items; dropped %s", dataset, len(clips), len(events), len(items),
-             stats.get("dropped"))
+    log.info("%s: %d clips, %d events, %d items; left out %s%s", dataset, len(clips), len(events), len(items),
+             stats.get("dropped") or "nothing", f"; notes {stats['notes']}" if stats.get("notes") else "")
     if not checked:
         io.write_parquet(clips_path, clips)
         io.write_parquet(events_path, events)
@@ -83,7 +88,7 @@ def _clean_text(events: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def import_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, source_items: str, items_path: str,
-                      stats_path: str) -> None:
+                      stats_path: str, adapt_stats: str | None = None) -> None:
     """``cfg`` = {task, dataset, seed, ...} (the build_task rule's params) for a task of family 'import'."""
     from lalmbench.tasks import build_items
 
@@ -93,6 +98,14 @@ def import_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, so
                                task=task)
     if not items:
         raise ValueError(f"task {task!r}: no items imported from {source_items}; dropped {stats.get('dropped')}")
+    if adapt_stats:
+        # what the adapter left out of the whole dataset travels with every task made from it, so that
+        # results/all.tsv flags each of their runs (lalmbench.report.aggregate.task_flags)
+        src = io.read_json(adapt_stats)
+        if src.get("dropped"):
+            stats["dropped_at_source"] = dict(src["dropped"])
+        if src.get("notes"):
+            stats["notes_at_source"] = dict(src["notes"])
     io.write_json(stats_path, stats)
     io.write_jsonl(items_path, items)
 
