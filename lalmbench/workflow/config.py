@@ -67,7 +67,7 @@ def expand_import_tasks(cfg: dict) -> dict:
 
     for d in cfg["datasets"].values():
         if is_preset(d["adapter"]) and "official" not in d:
-            official = official_protocol(d)["official"]
+            official = _preset_official(official_protocol(d), judge=bool(cfg.get("judge")))
             if official:
                 d["official"] = official
     tasks, problems = {}, []
@@ -98,6 +98,17 @@ def expand_import_tasks(cfg: dict) -> dict:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     cfg["tasks"] = tasks
     return cfg
+
+
+def _preset_official(protocol: dict, *, judge: bool) -> list[dict]:
+    """A preset's official rule(s) as ``official:`` entries with its paper-table breakdown fields. A
+    rule that asks an LLM judge (SAKURA, AIR-Bench Chat) is filled in only when the config has a
+    top-level ``judge:`` block; otherwise the user names one in ``datasets.<name>.official``."""
+    from lalmbench.scoring.official import SCORERS
+
+    names = protocol["official"] if isinstance(protocol["official"], list) else [protocol["official"]]
+    return [{"scorer": n, "breakdown": list(protocol["breakdowns"])} for n in names
+            if n and (judge or SCORERS[n].needs != "ask")]
 
 
 def task_kind(cfg: dict, task: str) -> str:

@@ -32,7 +32,8 @@ def test_mixed_benchmark_import_task_becomes_one_task_per_kind():
     kinds = {t: (c["params"].get("kind"), (c.get("scoring") or {}).get("kind")) for t, c in cfg["tasks"].items()}
     assert kinds == {"mmau-pro": ("mcq", None), "mmau-pro-open": ("open", "judge"),
                      "mmau-pro-if": ("instruction", "instruction"), "mmau": ("mcq", None)}
-    assert cfg["datasets"]["pro"]["official"] == ["mmau_pro_nearest_choice", "mmau_pro_instruction"]
+    assert cfg["datasets"]["pro"]["official"] == [{"scorer": "mmau_pro_nearest_choice", "breakdown": ["category"]},
+                                                  {"scorer": "mmau_pro_instruction", "breakdown": ["category"]}]
 
 
 def test_open_items_without_a_scoring_block_say_what_to_add():

@@ -41,7 +41,7 @@ def test_every_preset_names_its_official_scorer_and_breakdowns():
             "voicebench"} <= names
     assert official_protocol({"adapter": "mmau"})["official"] == "mmau_string_match"
     assert official_protocol({"adapter": "mmar"})["breakdowns"][:2] == ["modality", "category"]
-    assert official_protocol({"adapter": "sakura", "params": {}})["breakdowns"] == ["track", "hop"]
+    assert official_protocol({"adapter": "sakura", "params": {}})["breakdowns"] == [["track", "hop"]]
     assert official_protocol({"adapter": "air_bench", "params": {"split": "chat"}})["official"] == \
         "air_bench_chat_judge"
     assert official_protocol({"adapter": "mmau_pro"}) == {"official": ["mmau_pro_nearest_choice",
