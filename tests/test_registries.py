@@ -47,5 +47,5 @@ def test_reads_files_routes_file_adapters_to_adapt_dataset_and_names_unknown_one
     from lalmbench.data.adapters import reads_files
 
     assert reads_files("generic") and not reads_files("mix") and not reads_files("synth_scenes")
-    with pytest.raises(ValueError, match=r"unknown dataset adapter 'generik' \(known: audioset_strong, .*generic"):
+    with pytest.raises(ValueError, match=r"unknown dataset adapter 'generik' \(known: air_bench, .*audioset_strong, .*generic"):
         reads_files("generik")
