@@ -13,7 +13,9 @@ CORPUS = Path(__file__).resolve().parents[1] / "data" / "parse" / "grader_corpus
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
 STYLES = {"cot-conclusion", "long-cot", "cot-label", "invented-letters", "quoted-refusals", "refusals", "hedges",
           "echoed-options", "paraphrases", "cjk", "degenerate", "think-blocks", "label-text", "negation-scope",
-          "short-forms", "hidden-labels", "issue-verbatim", "freeform"}
+          "short-forms", "hidden-labels", "issue-verbatim", "freeform",
+          # round 3
+          "markup-fragments", "lowercase-echoed", "option-negation", "misspellings", "non-answers"}
 
 
 def _grade():
@@ -32,7 +34,7 @@ def _grade():
 
 def test_corpus_covers_every_style_with_both_answers_and_nulls():
     styles = Counter(r["style"] for r in ROWS)
-    assert len(ROWS) >= 500 and set(styles) == STYLES, styles
+    assert len(ROWS) >= 800 and set(styles) == STYLES, styles
     assert sum(r["label"] is None for r in ROWS) >= 150 and sum(r["label"] is not None for r in ROWS) >= 350
 
 
@@ -44,3 +46,21 @@ def test_agreement_with_the_grader_is_99_percent_with_no_wrong_label():
     print(f"{'all':17s} {sum(agree.values()):4d}/{sum(n.values()):<4d} {total:.4f}; missed {missed}")
     assert wrong == []
     assert total >= 0.99, missed
+
+
+def test_non_answers_are_named_by_their_class_and_never_credited():
+    named = [(r["case"], r["expect"], parse_answer(r["raw"], r["options"], labels_shown=r["labels_shown"]))
+             for r in ROWS if r.get("expect")]
+    assert len(named) >= 25
+    off = [(case, want, res.status, res.reason) for case, want, res in named
+           if res.label is not None or res.status != "non-answer" or not res.reason.startswith(want)]
+    assert off == []
+
+
+def test_only_non_answers_and_refusals_are_named_non_answers():
+    """A reader must be able to trust "non-answer": an output that answers, or one the parser
+    merely failed to read, is never put in that class."""
+    wrong = [r["case"] for r in ROWS if not r.get("expect") and r["style"] != "refusals"
+             and parse_answer(r["raw"], r["options"], labels_shown=r["labels_shown"]).status == "non-answer"
+             and not r["note"].startswith(("a refusal", "refus"))]
+    assert wrong == []

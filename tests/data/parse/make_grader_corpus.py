@@ -8,7 +8,8 @@ short choices) and a few hand-made ones (notes, beeps, singers). Regenerate:
 
     python tests/data/parse/make_grader_corpus.py
 
-Fields: case, style, raw, options, labels_shown, label (grader), note.
+Fields: case, style, raw, options, labels_shown, label (grader), note, expect (non-answers: the
+reason class the parser must name).
 """
 from __future__ import annotations
 
@@ -72,10 +73,13 @@ class Corpus:
         self.sets = option_sets()
 
     def add(self, style: str, raw: str, options: list[dict], label: str | None, note: str,
-            labels_shown: bool = True) -> None:
+            labels_shown: bool = True, expect: str | None = None) -> None:
         n = sum(r["style"] == style for r in self.rows)
-        self.rows.append({"case": f"{style}-{n:03d}", "style": style, "raw": raw, "options": options,
-                          "labels_shown": labels_shown, "label": label, "note": note})
+        row = {"case": f"{style}-{n:03d}", "style": style, "raw": raw, "options": options,
+               "labels_shown": labels_shown, "label": label, "note": note}
+        if expect:
+            row["expect"] = expect  # the non-answer class the parser must name
+        self.rows.append(row)
 
     def pick(self):
         ch = self.rng.choice(self.sets)
@@ -389,6 +393,10 @@ def main() -> None:
     c.negation_scope(36)
     c.short_forms(39)
     c.hidden_labels(20)
+    from grader_corpus_r3 import CASES  # round 3, written blind; appended so earlier cases keep their ids
+
+    for style, raw, ch, lab, expect, note in CASES:
+        c.add(style, raw, opts(ch), lab, note, expect=expect)
     out = HERE / "grader_corpus.jsonl"
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in c.rows), encoding="utf-8")
     print(f"{out}: {len(c.rows)} outputs")
