@@ -168,8 +168,8 @@ def sentence_spans(text: str, content: str | None = None) -> list[tuple[int, int
     return spans
 
 
-def blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    """``text`` with these spans replaced by spaces (same length, so offsets stay valid)."""
+def blank(text: str, spans: Sequence[tuple[int, int]], fill: str = " ") -> str:
+    """``text`` with these spans replaced by ``fill`` (same length, so offsets stay valid)."""
     if not spans:
         return text
     parts, i = [], 0
@@ -179,7 +179,7 @@ def blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
         if b <= a:
             continue
         parts.append(text[i:a])
-        parts.append(" " * (b - a))
+        parts.append(fill * (b - a))
         i = b
     parts.append(text[i:])
     return "".join(parts)

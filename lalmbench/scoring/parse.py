@@ -78,7 +78,7 @@ STATUSES: tuple[str, ...] = STAGES + ("unparseable", "empty", "error")
 #: no model's answer to a multiple-choice question is 64 KB of text, and it bounds the cost
 MAX_ANSWER_CHARS = 65_536
 #: label-pattern reasons that are explicit answer statements (they decide on their own)
-EXPLICIT: tuple[str, ...] = ("answer-is", "i-choose", "answer-cjk", "boxed", "answer-tag")
+EXPLICIT: tuple[str, ...] = ("answer-is", "i-choose", "answer-cjk", "boxed", "answer-tag", "is-final")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +143,22 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
     plab = rf"[(\[](?P<pl>{alt}|{lalt})[)\]]"  # parenthesised: lower case allowed ("the answer is (c)")
     # case-insensitive only around the keywords; bare labels stay case-sensitive, because a
     # lower-case "a" in running text is an article, not option A
-    answer_is = (r"(?i:\b(?:answer|choice|option)\s*(?:is|would\s+be|should\s+be|will\s+be|:|=|-)\s*(?:[:\-]\s*)?"
+    # "option:"/"choice:" is an answer statement only as "the correct option:" or at a line start:
+    # "considering every option: (b) ..." lists options, it does not answer
+    answer_is = (r"(?i:(?:\b(?:answer|choice|option)\s*(?:is|would\s+be|should\s+be|will\s+be)|\banswer\s*[:=\-]"
+                 r"|\b(?:correct|best|final|chosen|selected|my)\s+(?:option|choice)\s*[:=\-]"
+                 r"|(?m:^)[ \t*>#\-]*(?:option|choice)\s*[:=\-])\s*(?:[:\-]\s*)?"
                  r"(?:option\s+|choice\s+|letter\s+)?)")
+    # a lower-case letter with no parentheses ends an answer statement ("The correct choice is b."),
+    # never "a" (the article) or "i"
+    lend = "|".join(re.escape(x) for x in sorted(lower) if x not in ("a", "i")) or "(?!x)x"
     choose = r"(?i:\bi\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)\s+(?:option\s+|choice\s+)?)"
     cjk = r"(?:答案|选项|正确答案|最终答案)\s*(?:是|为|:|应该是|应为)?\s*(?:选项)?\s*|选择?\s*"
     explicit = (
         ("answer-is", re.compile(rf"{answer_is}(?:[\s*\"'>]*{plab}|[\s(\[*\"'>]*{lab})")),
+        ("answer-is", re.compile(rf"{answer_is}[\s*\"']*(?P<pl>{lend})[*\"']*(?=[.!]?\s*$)")),
+        # a restated question (with its echoed choices) closed by "... is: D" at the very end
+        ("is-final", re.compile(rf"(?i:\bis)\s*:\s*[*\"']*(?:{plab}|[(\[]?{lab}[)\]]?)[*\"']*[.!]?\s*$")),
         ("i-choose", re.compile(rf"{choose}(?:[\s*\"']*{plab}|[(\[*\"']*{lab})")),
         ("answer-cjk", re.compile(rf"(?:{cjk})(?:{plab}|[(\[*\"']*{lab})")),
         ("boxed", re.compile(rf"\\boxed\{{\s*(?:\\text\{{\s*)?(?:{plab}|[(\[]?{lab}[)\]]?)\s*\}}")),
@@ -175,7 +185,7 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
 
 
 # substrings a pattern cannot match without (checked on the lower-cased text before scanning)
-_NEEDS = {"answer-is": ("answer", "choice", "option"), "i-choose": ("choose", "pick", "select", "go with"),
+_NEEDS = {"answer-is": ("answer", "choice", "option"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
           "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("<answer>",), "bold": ("**",),
           "parenthesised": ("(", "["), "option-word": ("option", "choice", "letter")}
 
@@ -378,6 +388,10 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
                 v: at.Vetoes) -> _Conclusion | None:
     if not sentences:
         return None
+    blocks = {lab for m in _ANSWER_TAG.finditer(text)
+              for lab in at.named_options(text, *m.span("c"), phrases, v).asserted}
+    if len(blocks) > 1:
+        return _Conclusion(None, f"answer tags name different options ({sorted(blocks)})", hard=True)
     tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text)
     marked = True
     if tag is not None:
@@ -598,7 +612,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2]
     masked = at.blank(text, at.quoted_spans(text) + ospans)
     # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
-    sentences = at.sentence_spans(at.blank(text, ospans), text)
+    # (filled, not spaced: an option text that is a whole sentence after ". " stays a sentence)
+    sentences = at.sentence_spans(at.blank(text, ospans, "_"), text)
     v = at.vetoes(text, masked)
 
     lr = None
