@@ -282,6 +282,8 @@ def _literal_first(forms: list[str]) -> str:
 
 
 _GAP = r"[\W_]+(?:(?:a|an|the)[\W_]+)?"
+#: an option sentence that starts with one of these may be restated with its subject named
+SUBJECT_PRONOUNS = frozenset({"he", "she", "they", "it", "we", "i", "you"})
 
 
 @dataclass(frozen=True)
@@ -308,8 +310,15 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     if len(raw) <= 2:
         return content, raw, re.compile(_literal_first([raw]) + r"(?![\w#])")
     first, *rest = content
-    body = "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in rest)
-    return content, raw, re.compile(_literal_first(_forms(first)) + body + r"(?![\w#])")
+
+    def body(words) -> str:
+        return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)
+
+    pattern = _literal_first(_forms(first)) + body(rest)
+    if first in SUBJECT_PRONOUNS and len(rest) >= 4:
+        # a restated option names its subject ("The man can't be back ..." for "He can't be back ...")
+        pattern = f"(?:{pattern}|{_literal_first(_forms(rest[0]))}{body(rest[1:])})"
+    return content, raw, re.compile(pattern + r"(?![\w#])")
 
 
 @lru_cache(maxsize=4096)
@@ -397,3 +406,80 @@ def named_options(text: str, start: int, end: int, phrases: Sequence[OptionPhras
             asserted.add(lab)
             spans.append((lab, a, b))
     return Named(frozenset(asserted), frozenset(vetoed - asserted), tuple(spans))
+
+
+# --- non-answers and near-miss spellings -----------------------------------------------------------
+
+#: outputs that answer nothing, by kind; matched only on outputs that name no option and no label
+NON_ANSWERS: tuple[tuple[str, re.Pattern], ...] = (
+    ("asks for input", re.compile(
+        r"(?i:\b(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:provide|share|upload|send|give|play|describe"
+        r"|clarify|attach|specify|tell\s+me)\b|\b(?:please|kindly)\s+(?:provide|share|upload|send|attach|describe"
+        r"|play|give|specify|clarify)\b|\bi\s+(?:would\s+|will\s+)?need\s+(?:the|a|an|more|some|to\s+(?:hear|listen"
+        r"|know|see|have))\b)")),
+    ("none of the options", re.compile(
+        r"(?i:^\W*(?:none|neither)\W*$|\b(?:none|neither)\s+of\s+(?:the|these|those|them)\b)")),
+    ("undetermined", re.compile(
+        r"(?i:\bunable\s+to\s+(?:determine|tell|answer|identify|say|decide)|\b(?:can\s*not|can't|cannot|could\s+not)"
+        r"\s+(?:be\s+)?(?:determined?|told|tell|answer\w*|identif\w+|say|decided?)\b|\bimpossible\s+to\s+(?:determine"
+        r"|tell|say|answer|know)|\binsufficient\s+(?:data|information|context|evidence)|\bnot\s+enough\s+(?:data"
+        r"|information|context|evidence)|\bundetermined\b|\bunknown\b|^\W*n\s*/?\s*a\W*$|\bnot\s+applicable\b"
+        r"|\bi\s+(?:do\s+not|don't)\s+know\b|\bnot\s+(?:sure|certain)\b|\b(?:hard|difficult)\s+to\s+(?:say|tell)"
+        r"|\bunclear\b|\bunsure\b|\bno\s+(?:clear\s+)?answer\b)")),
+)
+
+
+def non_answer(text: str) -> str | None:
+    """The kind of non-answer an output is (``asks for input``, ``none of the options``,
+    ``undetermined``), or None. Callers ask only about outputs that name no option and no label:
+    then a request for the audio or an "unable to determine" is the whole message."""
+    for kind, pattern in NON_ANSWERS:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+def refusal_kind(refusal: str) -> str:
+    """A whole-output veto as a non-answer class: ``none of the options``, ``undetermined`` (doubt
+    about the audio: "I can't tell from the audio") or ``refusal`` (of the task itself)."""
+    if re.match(r"(?i:none|neither)\b", refusal):
+        return "none of the options"
+    if _UNCERTAIN.search(refusal) and not re.search(r"(?i:sorry|apologi|\bas\s+an?\b)", refusal):
+        return "undetermined"
+    return "refusal"
+
+
+_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
+def near_misses(text: str, opts: Sequence[tuple[str, str]]) -> list[tuple[int, int, str]]:
+    """Words of ``text`` that are a near-miss spelling of exactly one one-word option
+    (``Accordian`` for ``Accordion``): ``(start, end, option text)`` to read in their place.
+
+    Bounded edit distance relative to length: 1 edit for options of 5-9 letters, 2 from 10; the
+    word must be more than that plus one from every other option, and an option with another
+    option within twice its bound is never guessed at ("Bleep"/"Sleep").
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    words = [(lab, t.strip()) for lab, t in opts if t and re.fullmatch(r"[^\W\d_]{5,}", t.strip())]
+    if not words:
+        return []
+    all_texts = [t.strip().casefold() for _, t in opts if t and t.strip()]
+    eligible = []
+    for lab, w in words:
+        k = 1 if len(w) < 10 else 2
+        wf = w.casefold()
+        if all(Levenshtein.distance(wf, o, score_cutoff=2 * k) > 2 * k for o in all_texts if o != wf):
+            eligible.append((wf, w, k))
+    out = []
+    for m in _WORD.finditer(text):
+        tok = m.group(0).casefold()
+        hits = [(w, k) for wf, w, k in eligible
+                if tok != wf and stem(tok) != wf and Levenshtein.distance(tok, wf, score_cutoff=k) <= k]
+        if len(hits) != 1:
+            continue
+        w, k = hits[0]
+        if all(Levenshtein.distance(tok, o, score_cutoff=k + 1) > k + 1 for o in all_texts if o != w.casefold()):
+            out.append((m.start(), m.end(), w))
+    return out

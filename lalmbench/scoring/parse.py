@@ -48,7 +48,13 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals.
 
-Changelog: 2.0.0 conclusion stage; scoped vetoes; label/text consistency anywhere; prompt-aware
+Changelog: 2.1.0 non-answers named (status ``non-answer``, reason ``non-answer: asks for input`` /
+``undetermined`` / ``none of the options`` / ``refusal``), so ``unparseable`` means only outputs the
+rules failed to read; answer blocks naming different options are unparseable; "every option: (b)"
+is a list, not an answer; a final "is: D" after a restated question and a closing lower-case
+"is b." are answer statements; an option sentence restated with its subject named ("The man can't
+be back ..." for "He can't be back ..."); near-miss spellings of one one-word option
+(``Accordian``); an option text that is a whole sentence stays a sentence. 2.0.0 conclusion stage; scoped vetoes; label/text consistency anywhere; prompt-aware
 labels; unclosed think blocks, CJK answer markers, full-width letters, repetition loops; linear
 time; lower-case parenthesised labels in explicit statements (``the answer is (d)``). 1.1.0 refusal
 phrases inside option texts no longer veto; exact/normalised option text is read even next to a
@@ -68,12 +74,12 @@ from typing import Sequence
 from lalmbench.scoring import answer_text as at
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.0.0"
+PARSER_VERSION = "2.1.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
 #: Every value ``parse_status`` can take (``error`` is set by scoring for a failed generation).
-STATUSES: tuple[str, ...] = STAGES + ("unparseable", "empty", "error")
+STATUSES: tuple[str, ...] = STAGES + ("unparseable", "empty", "error", "non-answer")
 #: an answer (think blocks and a trailing repetition loop removed) longer than this is not read:
 #: no model's answer to a multiple-choice question is 64 KB of text, and it bounds the cost
 MAX_ANSWER_CHARS = 65_536
@@ -93,6 +99,12 @@ class ParseResult:
 
 def _unparseable(reason: str) -> ParseResult:
     return ParseResult(None, "unparseable", reason)
+
+
+def _non_answer(kind: str, detail: str = "") -> ParseResult:
+    """An output that answers nothing, named as such (``non-answer: asks for input``, ...): never
+    credited, and counted apart from the outputs the parser failed to read."""
+    return ParseResult(None, "non-answer", f"non-answer: {kind}" + (f" ({detail})" if detail else ""))
 
 
 _NEG_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bexcept|\bneither|\bnor|\brather\s+than|\binstead\s+of|\bno)"
@@ -639,7 +651,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         return res
 
     if v.refusal:
-        return _unparseable(f"refusal ({v.refusal.strip()!r})")
+        return _non_answer(at.refusal_kind(v.refusal.strip()), repr(v.refusal.strip()))
 
     if "token-set" in stages:
         res = _token_set(text, opts, v)
@@ -656,4 +668,29 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         return _unparseable(lr.reason)
     if concl is not None:
         return _unparseable(concl.reason)
+    if not occurrences:
+        return _unnamed(text, opts, stages, labels_shown)
+    return _unparseable("no stage matched")
+
+
+def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...],
+             labels_shown: bool) -> ParseResult:
+    """An output that names no option and no label: a near-miss spelling of one option
+    (``Accordian``), read again with the option's spelling; else a non-answer of a known kind;
+    else unparseable."""
+    fixes = at.near_misses(text, opts)
+    if fixes and not at.hedged(text, 0, len(text)):
+        parts, i = [], 0
+        for a, b, word in fixes:
+            parts += [text[i:a], word]
+            i = b
+        res = _parse_text("".join(parts) + text[i:], opts, stages, labels_shown)
+        if res.label is not None:
+            spelt = ", ".join(f"{text[a:b]!r} read as {w!r}" for a, b, w in fixes)
+            return ParseResult(res.label, res.status, f"{res.reason}; near-miss spelling {spelt}")
+        if res.status != "unparseable" or res.reason != "no stage matched":
+            return res
+    kind = at.non_answer(text)
+    if kind is not None:
+        return _non_answer(kind)
     return _unparseable("no stage matched")

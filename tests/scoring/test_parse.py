@@ -7,6 +7,10 @@ from lalmbench.scoring.parse import PARSER_VERSION, STAGES, ParseResult, parse_a
 O4 = [{"label": lab, "text": t} for lab, t in zip("ABCD", ["A dog barking", "A cat meowing", "Rain falling", "Silence"])]
 TF = [{"label": "A", "text": "True"}, {"label": "B", "text": "False"}]
 C3 = [{"label": lab, "text": t} for lab, t in zip("ABC", ["three beeps", "one beep", "two beeps"])]
+OFFICE = [{"label": lab, "text": t} for lab, t in zip("ABC", ["He can't be back to the office soon.",
+                                                             "He will be back to the office soon.",
+                                                             "He is already at the office."])]
+INSTR = [{"label": lab, "text": t} for lab, t in zip("ABCD", ["Guitar", "Accordion", "Violin", "Trumpet"])]
 O8 = [{"label": lab, "text": f"{i} events"} for i, lab in enumerate("ABCDEFGH", start=1)]
 
 CASES = [
@@ -43,7 +47,7 @@ CASES = [
     ("(A) and (C) are both plausible", O4, None, "unparseable"),
     ("The answer is not A.", O4, None, "unparseable"),
     ("Answer: A. Wait, answer: B", O4, None, "unparseable"),
-    ("I'm sorry, I cannot determine that from the audio.", O4, None, "unparseable"),
+    ("I'm sorry, I cannot determine that from the audio.", O4, None, "non-answer"),
     ("I am not sure, maybe C", O4, None, "unparseable"),
     ("not true", TF, None, "unparseable"),
     # the negation vetoes only its own clause ("not three beeps"): the one-sentence answer is "one beep"
@@ -53,6 +57,23 @@ CASES = [
     ("A dog is barking while rain is falling", O4, None, "unparseable"),
     # MMAU's word rule is literal: "rains" is not the word "rain", so only option A's words occur
     ("A dog is barking while it rains", O4, "A", "token-set"),
+    # round 3: markup fragments, echoed lists, options carrying a negation, spellings, non-answers
+    ("Therefore, the answer is 'Rain falling'.\n</answer>", O4, "C", "token-set"),
+    ("<answer>Silence</answer> <answer>Rain falling</answer>", O4, None, "unparseable"),
+    ("Considering every option: (b) is out. Therefore, the best answer is (c) Rain falling.", O4, "C",
+     "label-pattern"),
+    ("The answer to 'Which sound? Choices: (A) A dog barking (B) A cat meowing (C) Rain falling (D) Silence' is: D",
+     O4, "D", "label-pattern"),
+    ("The correct choice is d.", O4, "D", "label-pattern"),
+    ("The correct choice is a.", O4, None, "unparseable"),
+    ("The man can't be back to the office soon.", OFFICE, "A", "conclusion"),
+    ("He is not already at the office. He will be back to the office soon.", OFFICE, "B", "conclusion"),
+    ("It is not true that he can't be back to the office soon.", OFFICE, None, "unparseable"),
+    ("Accordian", INSTR, "B", "exact-text"),
+    ("The answer is Viola.", INSTR, None, "unparseable"),
+    ("The answer is not Accordian.", INSTR, None, "unparseable"),
+    ("Could you please provide the dialogue?", O4, None, "non-answer"),
+    ("Insufficient Data", O4, None, "non-answer"),
     ("", O4, None, "empty"),
     ("   ", O4, None, "empty"),
     (None, O4, None, "empty"),
@@ -83,3 +104,27 @@ def test_stage_restriction_keeps_order_and_rejects_unknown():
 
 def test_version_is_recorded():
     assert PARSER_VERSION and isinstance(PARSER_VERSION, str)
+
+
+@pytest.mark.parametrize("raw,reason", [
+    ("Could you please provide the dialogue?", "non-answer: asks for input"),
+    ("I would need the audio to answer this.", "non-answer: asks for input"),
+    ("Unable to determine", "non-answer: undetermined"),
+    ("None", "non-answer: none of the options"),
+    ("I'm sorry, but I cannot listen to audio.", "non-answer: refusal (\"I'm sorry\")"),
+])
+def test_non_answers_name_their_class(raw, reason):
+    res = parse_answer(raw, O4)
+    assert (res.label, res.status, res.reason) == (None, "non-answer", reason)
+
+
+def test_an_option_that_is_a_non_answer_phrase_is_an_answer():
+    opts = [{"label": "A", "text": "None"}, {"label": "B", "text": "One"}]
+    assert parse_answer("None", opts).label == "A"
+
+
+def test_near_miss_spelling_is_named_in_the_reason_and_never_between_close_options():
+    res = parse_answer("The instrument is an accordian.", INSTR)
+    assert res.label == "B" and "near-miss spelling 'accordian' read as 'Accordion'" in res.reason
+    close = [{"label": lab, "text": t} for lab, t in zip("ABC", ["Bleep", "Sleep", "Steep"])]
+    assert parse_answer("Bleap", close).label is None
