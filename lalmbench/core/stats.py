@@ -10,7 +10,13 @@ module only fixes the conventions the tables use:
   *below* chance (a position bias that always answers "A" on items balanced away from A, or a
   parser that fails systematically), and a one-sided test would hide that;
 - paired model comparisons on the same items use the exact McNemar test (binomial on the
-  discordant pairs), with Holm's correction over all pairs in a table.
+  discordant pairs), with Holm's correction over all pairs in a table, and the smallest accuracy
+  difference the pair's n could detect at 80% power (so "not significant" can be read as "too few
+  items" when it is);
+- items that share a clip (several questions about one recording) are not independent: where a
+  clip carries more than one item, the interval and the test against chance use the clustered
+  variance (clip as cluster, the cluster-robust standard error of a mean, as statsmodels computes
+  it) through the design effect, and the bootstrap resamples clips, not items.
 """
 from __future__ import annotations
 
@@ -68,6 +74,124 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, statistic: Callable = np.
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
+def _cluster_patterns(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (successes, size) patterns of the clusters and how many clusters have each."""
+    pairs = np.stack([np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)], axis=1)
+    pat, counts = np.unique(pairs, axis=0, return_counts=True)
+    return pat[:, 0], pat[:, 1], counts
+
+
+def bootstrap_proportion_ci(k: int | Sequence[int], n: int | Sequence[int], *, seed: int = 0,
+                            n_resamples: int = 10000, alpha: float = 0.05) -> tuple[float, float]:
+    """Seeded percentile bootstrap of a proportion: ``k``/``n`` as two ints (independent items),
+    or as per-cluster successes and sizes (a cluster bootstrap: clips are resampled, not items).
+
+    Resampling G clusters with replacement only matters through how many of each distinct
+    (successes, size) pattern are drawn, which is Multinomial(G, pattern shares); drawing those
+    counts is the same bootstrap as resampling cluster indices (tests check it against
+    scipy.stats.bootstrap) at O(n_resamples x patterns) instead of O(n_resamples x G). Two ints
+    are G = n clusters of size one.
+    """
+    if np.ndim(k) == 0:
+        k, n = int(k), int(n)
+        if n == 0:
+            return (math.nan, math.nan)
+        ks, ns, counts = np.array([1, 0]), np.array([1, 1]), np.array([k, n - k])
+    else:
+        ks, ns, counts = _cluster_patterns(k, n)
+        if ns.sum() == 0 or counts.sum() == 0:
+            return (math.nan, math.nan)
+    g = int(counts.sum())
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(g, counts / g, size=n_resamples)
+    size = draws @ ns
+    means = np.divide(draws @ ks, size, out=np.full(n_resamples, np.nan), where=size > 0)
+    lo, hi = np.nanquantile(means, [alpha / 2, 1 - alpha / 2])
+    return (float(lo), float(hi))
+
+
+def design_effect(correct: Sequence[bool] | np.ndarray, clusters: Sequence | np.ndarray) -> float:
+    """Variance of the accuracy with clip as cluster over its variance with independent items.
+
+    Both as statsmodels computes a mean's standard error (OLS on a constant; ``cov_type="cluster"``
+    with its small-sample factor G/(G-1), against the plain OLS variance p(1-p)/(n-1)), so the
+    effect is exactly 1 when every clip has one item. With all items right (or all wrong) both are
+    zero; the items then agree within every clip, and the effect is its value under perfect
+    within-clip agreement, sum(n_c^2)/n (the mean clip size when clips are equal). nan for n < 2.
+    """
+    y = np.asarray(correct, dtype=float)
+    n = y.size
+    if n < 2:
+        return math.nan
+    codes = pd.factorize(pd.Series(np.asarray(clusters, dtype=object)), use_na_sentinel=False)[0]
+    sizes = np.bincount(codes).astype(float)
+    g = sizes.size
+    p = y.mean()
+    if g < 2:
+        return float(n)
+    if p in (0.0, 1.0):
+        return float((sizes ** 2).sum() / n)
+    resid = np.bincount(codes, weights=y - p)
+    v_cluster = g / (g - 1) * float((resid ** 2).sum()) / n ** 2
+    v_iid = p * (1 - p) / (n - 1)
+    return v_cluster / v_iid
+
+
+def clustered_proportion_summary(correct: Sequence[bool] | np.ndarray, clusters: Sequence | np.ndarray,
+                                 chance: float | None = None, alpha: float = 0.05) -> dict:
+    """:func:`proportion_summary` for items that may share a clip (``clusters``: one clip id per item).
+
+    Adds ``n_clips``, ``design_effect`` and ``ci_method``. Where every clip carries one item this is
+    the Wilson interval and the exact binomial test, unchanged. Otherwise the interval is Wilson's at
+    the effective sample size n / deff (Kish), and the test against chance is the Rao-Scott
+    corrected score test (the chi-square of k/n against chance divided by deff); deff is floored at
+    1, so clustering never narrows an interval. ``wilson_ci_low``/``wilson_ci_high`` keep the
+    item-level interval for comparison.
+    """
+    y = np.asarray(correct, dtype=bool)
+    n, k = int(y.size), int(y.sum())
+    clip = pd.Series(np.asarray(clusters, dtype=object))
+    n_clips = int(clip.nunique(dropna=False))
+    out = proportion_summary(k, n, chance, alpha)
+    out.update({"n_clips": n_clips, "design_effect": 1.0 if n and n_clips == n else float(design_effect(y, clip)),
+                "wilson_ci_low": out["ci_low"], "wilson_ci_high": out["ci_high"], "ci_method": "wilson"})
+    if n == 0 or n_clips == n:
+        return out
+    deff = max(1.0, out["design_effect"])
+    n_eff = n / deff
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k / n * n_eff, n_eff, alpha=alpha, method="wilson")
+    out.update({"ci_low": max(0.0, float(lo)), "ci_high": min(1.0, float(hi)), "ci_method": "wilson-clustered"})
+    if chance is not None and 0.0 < chance < 1.0:
+        from scipy.stats import chi2
+
+        stat = n * (k / n - chance) ** 2 / (chance * (1 - chance)) / deff
+        out["p_vs_chance"] = float(chi2.sf(stat, 1))
+    return out
+
+
+def min_detectable_difference(n: int, discordant: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest accuracy difference a paired McNemar test on ``n`` items detects with ``power``,
+    given the share of items the two systems answer differently (Connor 1987's normal
+    approximation: n = (z_a sqrt(psi) + z_b sqrt(psi - d^2))^2 / d^2, solved for d). nan when no
+    item is discordant (the systems never differ) or n is 0."""
+    if n <= 0 or not 0 < discordant <= 1:
+        return math.nan
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    za, zb = norm.ppf(1 - alpha / 2), norm.ppf(power)
+
+    def gap(d: float) -> float:
+        return (za * math.sqrt(discordant) + zb * math.sqrt(max(discordant - d * d, 0.0))) / math.sqrt(n) - d
+
+    hi = math.sqrt(discordant)
+    if gap(hi) > 0:
+        return hi  # even the largest difference the discordance allows is not detectable
+    return float(brentq(gap, 0.0, hi))
+
+
 def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> dict:
     """Exact McNemar test on paired per-item correctness of two models (same items, same order).
 
@@ -94,7 +218,9 @@ def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> dict:
 
 def paired_comparisons(correct: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """All pairwise exact McNemar tests between the columns (systems) of an items x systems
-    boolean frame; Holm-adjusted p-values and a ``significant`` flag at ``alpha``.
+    boolean frame; Holm-adjusted p-values, a ``significant`` flag at ``alpha`` and
+    ``min_detectable_diff`` (the accuracy difference the pair's n detects at 80% power, at ``alpha``
+    before Holm's correction, given the pair's observed share of discordant items).
 
     Rows with a missing value in either column of a pair are excluded from that pair and the
     count is reported (``n``), never silently imputed.
@@ -106,6 +232,8 @@ def paired_comparisons(correct: pd.DataFrame, alpha: float = 0.05) -> pd.DataFra
         rows.append({"system_a": a, "system_b": b, **res})
     out = pd.DataFrame(rows, columns=["system_a", "system_b", "n", "a_only", "b_only", "acc_a", "acc_b",
                                       "diff", "p_value"])
+    out["min_detectable_diff"] = [min_detectable_difference(int(r.n), (r.a_only + r.b_only) / r.n if r.n else 0.0,
+                                                            alpha) for r in out.itertuples()]
     if len(out):
         from statsmodels.stats.multitest import multipletests
 

@@ -16,7 +16,12 @@ JUDGED = ["value_with_judge", "judge_agreement"]
 #: after JUDGED, for the same reason: the benchmark's own scoring rule applied to the same outputs
 #: (lalmbench.scoring.official; empty where the dataset names none) and the items it kept
 OFFICIAL = ["value_official", "n_official"]
-COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED + OFFICIAL
+#: after OFFICIAL, for the same reason: how many clips the items ask about, the design effect that
+#: widened ``ci_low``/``ci_high`` where a clip carries several items (``ci_method`` says which), the
+#: item-level Wilson interval, and the share of outputs that were non-answers (``parse_failure_rate``
+#: counts them too)
+CLUSTERED = ["n_clips", "design_effect", "ci_method", "wilson_ci_low", "wilson_ci_high", "non_answer_rate"]
+COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED + OFFICIAL + CLUSTERED
 
 
 RUN_KEYS = KEYS[:-1]
@@ -28,7 +33,7 @@ def metrics_rows(metrics: dict) -> list[dict]:
     Its ``flags`` (e.g. a captioning headline that fell back to another metric) go on every row."""
     base = {k: metrics.get(k) for k in RUN_KEYS + PROVENANCE}
     base["flags"] = list(metrics.get("flags") or [])
-    rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED + OFFICIAL}}]
+    rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED + OFFICIAL + CLUSTERED}}]
     for extra in metrics.get("extra_metrics", []):
         rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
                                 for k in ["metric"] + VALUES}})
@@ -84,6 +89,7 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: It
         raise ValueError(f"duplicate result rows for {df.loc[dup, KEYS].head(3).to_dict('records')}")
     df["n"] = df["n"].astype("Int64")
     df["n_official"] = df["n_official"].astype("Int64")
+    df["n_clips"] = pd.to_numeric(df["n_clips"]).astype("Int64")
     return df.sort_values(KEYS, kind="mergesort").reset_index(drop=True)
 
 

@@ -20,30 +20,14 @@ import pandas as pd
 
 from lalmbench.core.io import InputError
 from lalmbench.scoring.parse import PARSER_VERSION, STAGES, STATUSES, check_stages, parse_options_key, scorer_fingerprint
-from lalmbench.core.stats import p_vs_chance, wilson_interval
+from lalmbench.core.stats import bootstrap_proportion_ci, clustered_proportion_summary
 
 PARSER_CFG_KEYS = {"stages", "labels"}
 #: ``labels``: whether the prompt showed option labels. ``auto`` is resolved by the workflow from
 #: the prompt template (:func:`lalmbench.inference.prompts.shows_labels`); called directly it means shown.
 LABEL_MODES = ("auto", "shown", "hidden")
 DECISION_COLUMNS = ["id", "gold_label", "pred_label", "parse_status", "parse_reason", "correct", "outcome",
-                    "error", "raw_output", "n_options", "chance", "gold_pos", "pred_pos"]
-
-
-def bootstrap_proportion_ci(k: int, n: int, *, seed: int = 0, n_resamples: int = 10000,
-                            alpha: float = 0.05) -> tuple[float, float]:
-    """Seeded percentile bootstrap over items for a 0/1 per-item score.
-
-    Resampling n items with replacement from k ones and n-k zeros gives a count of ones that is
-    exactly Binomial(n, k/n), so drawing that count is the same bootstrap as resampling item
-    indices (tests check it against scipy.stats.bootstrap), at O(n_resamples) instead of O(n x resamples).
-    """
-    if n == 0:
-        return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    means = rng.binomial(n, k / n, size=n_resamples) / n
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return (float(lo), float(hi))
+                    "error", "raw_output", "n_options", "chance", "gold_pos", "pred_pos", "clip_id"]
 
 
 def _options_key(item: dict) -> tuple[tuple[str, str], ...]:
@@ -115,6 +99,9 @@ def _items_frame(items: list[dict]) -> tuple[pd.DataFrame, np.ndarray, list[tupl
     if len(dup):
         raise InputError(f"items: duplicated id {dup.iloc[0]!r} ({len(dup)} duplicates); ids must be unique")
     n_opt_u = np.array([len(k) for k in key_list], dtype=np.int64)
+    # the clip an item asks about (its cluster for intervals): clip_id, else its audio, else itself
+    df["clip_id"] = pd.Series([str(it.get("clip_id") or it.get("audio_path") or i) for it, i in zip(items, ids)],
+                              dtype=object)
     df["n_options"] = n_opt_u[key_codes]
     df["gold_pos"] = gold_pos
     metas = [it.get("meta") or {} for it in items]
@@ -263,7 +250,7 @@ def score_mcq(items: list[dict], predictions: pd.DataFrame,
         "correct": correct, "outcome": pd.Series(outcome, dtype=object),
         "error": pd.Series(np.where(has_err, err, None), dtype=object),
         "raw_output": pd.Series(raw, dtype=object), "n_options": n_options,
-        "chance": 1.0 / n_options, "gold_pos": df["gold_pos"], "pred_pos": pred_pos,
+        "chance": 1.0 / n_options, "gold_pos": df["gold_pos"], "pred_pos": pred_pos, "clip_id": df["clip_id"],
     })
     for col in df.columns:
         if col.startswith("meta_"):
@@ -272,20 +259,42 @@ def score_mcq(items: list[dict], predictions: pd.DataFrame,
 
 
 def mcq_metrics(decisions: pd.DataFrame, stages: tuple[str, ...] = STAGES, *, seed: int = 0) -> dict:
-    """The metrics dict of :func:`score_mcq` from a decisions frame (also used for subsets)."""
+    """The metrics dict of :func:`score_mcq` from a decisions frame (also used for subsets).
+
+    Items sharing a clip (``clip_id``; without the column each item is its own clip) widen
+    ``ci_low``/``ci_high`` and ``p_vs_chance`` by the design effect and are resampled together by
+    the bootstrap (:func:`lalmbench.core.stats.clustered_proportion_summary`); ``wilson_ci_*`` keep
+    the item-level interval. Non-answers (``parse_status == "non-answer"``) count as wrong and as
+    unparseable outcomes, and are also counted by class, so ``n_parse_failure`` is what the rules
+    failed to read.
+    """
     n = int(len(decisions))
-    k = int(decisions["correct"].sum())
+    correct = decisions["correct"].to_numpy(dtype=bool)
+    k = int(correct.sum())
     n_unparse = int((decisions["outcome"] == "unparseable").sum())
     chance = float(decisions["chance"].mean()) if n else math.nan
-    lo, hi = wilson_interval(k, n)
-    blo, bhi = bootstrap_proportion_ci(k, n, seed=seed)
+    clips = decisions["clip_id"] if "clip_id" in decisions.columns else decisions["id"]
+    summary = clustered_proportion_summary(correct, clips, chance)
+    if summary["n_clips"] < n:
+        ck = pd.Series(correct).groupby(pd.factorize(clips.astype(str))[0]).agg(["sum", "size"])
+        blo, bhi = bootstrap_proportion_ci(ck["sum"].to_numpy(), ck["size"].to_numpy(), seed=seed)
+    else:
+        blo, bhi = bootstrap_proportion_ci(k, n, seed=seed)
     counts = decisions["parse_status"].value_counts()
     stage_counts = {s: int(counts.get(s, 0)) for s in STATUSES}
+    non = decisions.loc[decisions["parse_status"] == "non-answer", "parse_reason"].astype(str)
+    non_counts = non.str.extract(r"^non-answer: ([^(]+?)\s*(?:\(|$)", expand=False).value_counts()
     return {
-        "metric": "accuracy", "value": k / n if n else math.nan, "ci_low": lo, "ci_high": hi,
-        "ci_method": "wilson", "boot_ci_low": blo, "boot_ci_high": bhi, "boot_seed": seed,
-        "n": n, "n_correct": k, "n_wrong": n - k - n_unparse, "n_unparseable": n_unparse,
-        "n_error": stage_counts["error"], "chance": chance, "p_vs_chance": p_vs_chance(k, n, chance),
+        "metric": "accuracy", "value": k / n if n else math.nan, "ci_low": summary["ci_low"],
+        "ci_high": summary["ci_high"], "ci_method": summary["ci_method"], "boot_ci_low": blo, "boot_ci_high": bhi,
+        "boot_seed": seed, "n": n, "n_correct": k, "n_wrong": n - k - n_unparse, "n_unparseable": n_unparse,
+        "n_error": stage_counts["error"], "chance": chance, "p_vs_chance": summary["p_vs_chance"],
         "parse_failure_rate": n_unparse / n if n else math.nan, "parse_stage_counts": stage_counts,
         "parser_version": PARSER_VERSION, "parser_stages": list(stages), "scorer": scorer_fingerprint(),
+        # appended: the clip structure, the item-level interval, and non-answers apart from failures
+        "n_clips": summary["n_clips"], "design_effect": summary["design_effect"],
+        "wilson_ci_low": summary["wilson_ci_low"], "wilson_ci_high": summary["wilson_ci_high"],
+        "n_non_answer": stage_counts["non-answer"], "n_parse_failure": stage_counts["unparseable"],
+        "non_answer_rate": stage_counts["non-answer"] / n if n else math.nan,
+        "non_answer_counts": {str(c): int(v) for c, v in sorted(non_counts.items())},
     }

@@ -102,3 +102,22 @@ def test_parallel_parsing_gives_identical_decisions(monkeypatch):
     parallel, m2 = score_mcq(items, preds, workers=2)
     pd.testing.assert_frame_equal(serial, parallel)
     assert m1 == m2
+
+
+def test_items_sharing_a_clip_widen_the_interval_and_non_answers_are_counted_apart():
+    opts = [{"label": "A", "text": "Dog barking"}, {"label": "B", "text": "Rain falling"}]
+    items = [{"id": f"q{i}", "clip_id": f"clip{i // 3}", "options": opts, "answer_label": "A"} for i in range(12)]
+    # the three questions about a clip are answered alike: clips 0 and 1 right, clips 2 and 3 wrong
+    raw = ["A"] * 6 + ["B"] * 3 + ["Could you please provide the audio?"] + ["B"] * 2
+    dec, m = score_mcq(items, pd.DataFrame({"id": [it["id"] for it in items], "raw_output": raw}))
+    assert list(dec["clip_id"][:4]) == ["clip0"] * 3 + ["clip1"]
+    assert (m["n_clips"], m["ci_method"]) == (4, "wilson-clustered")
+    assert m["ci_high"] - m["ci_low"] > m["wilson_ci_high"] - m["wilson_ci_low"]
+    assert (m["n_non_answer"], m["n_parse_failure"], m["n_unparseable"]) == (1, 0, 1)
+    assert m["non_answer_counts"] == {"asks for input": 1}
+    assert m["parse_stage_counts"]["non-answer"] == 1
+    # one item per clip: Wilson, as before
+    solo = [dict(it, clip_id=it["id"]) for it in items]
+    _, m1 = score_mcq(solo, pd.DataFrame({"id": [it["id"] for it in items], "raw_output": raw}))
+    assert (m1["ci_method"], m1["design_effect"], m1["n_clips"]) == ("wilson", 1.0, 12)
+    assert (m1["ci_low"], m1["ci_high"]) == (m["wilson_ci_low"], m["wilson_ci_high"])

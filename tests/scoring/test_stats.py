@@ -8,8 +8,9 @@ from scipy.stats import binomtest, bootstrap
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from lalmbench.scoring.mcq import bootstrap_proportion_ci
-from lalmbench.core.stats import bootstrap_ci, breakdown, mcnemar_exact, p_vs_chance, paired_comparisons, wilson_interval
+from lalmbench.core.stats import (bootstrap_ci, bootstrap_proportion_ci, breakdown, clustered_proportion_summary,
+                                  design_effect, mcnemar_exact, min_detectable_difference, p_vs_chance,
+                                  paired_comparisons, wilson_interval)
 
 
 @pytest.mark.parametrize("k,n", [(0, 10), (10, 10), (45, 100), (1, 3), (731, 1000)])
@@ -107,3 +108,57 @@ def test_numeric_meta_is_binned_and_all_meta_fields_broken_down():
     assert len(gap) == 4 and list(gap["n"]) == [10] * 4
     assert list(gap["value"]) == [0.0, 0.0, 1.0, 1.0]  # correctness rises with the gap: visible per bin
     assert (gap["ci_low"] <= gap["value"]).all()
+
+
+# four clips of three items; the items of a clip answered alike: (1,1,1) (1,1,1) (0,0,0) (0,0,0)
+ALIKE = np.repeat([1, 1, 0, 0], 3).astype(bool)
+CLIPS = np.repeat(["c1", "c2", "c3", "c4"], 3)
+
+
+def test_design_effect_by_hand_and_as_statsmodels_computes_it():
+    # clustered variance G/(G-1) * sum_c (k_c - p n_c)^2 / n^2 = 4/3 * 4 * 1.5^2 / 144 = 1/12;
+    # item variance p(1-p)/(n-1) = 0.25/11; their ratio 11/3
+    assert design_effect(ALIKE, CLIPS) == pytest.approx(11 / 3)
+    import statsmodels.api as sm
+
+    mixed = np.array([1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 0, 1], dtype=float)
+    ones = np.ones(12)
+    ratio = (sm.OLS(mixed, ones).fit(cov_type="cluster", cov_kwds={"groups": np.repeat(range(4), 3)}).bse[0]
+             / sm.OLS(mixed, ones).fit().bse[0]) ** 2
+    assert design_effect(mixed, CLIPS) == pytest.approx(ratio)
+    assert design_effect(mixed, np.arange(12)) == pytest.approx(1.0)
+    # all right: items agree within every clip; the effect is the clip size
+    assert design_effect(np.ones(12, bool), CLIPS) == 3.0
+
+
+def test_clustered_interval_widens_when_the_items_of_a_clip_are_answered_alike():
+    s = clustered_proportion_summary(ALIKE, CLIPS, chance=0.25)
+    # Wilson at n_eff = 12 / (11/3) = 36/11 with p = 0.5: 0.5 -+ 0.3674 (by hand)
+    assert (s["n_clips"], s["ci_method"]) == (4, "wilson-clustered")
+    assert (s["ci_low"], s["ci_high"]) == pytest.approx((0.1326, 0.8674), abs=1e-4)
+    assert (s["wilson_ci_low"], s["wilson_ci_high"]) == pytest.approx((0.2538, 0.7462), abs=1e-4)
+    # Rao-Scott: 12 * 0.25^2 / 0.1875 / (11/3) = 1.0909 on one degree of freedom
+    assert s["p_vs_chance"] == pytest.approx(0.2963, abs=1e-4)
+    one_each = clustered_proportion_summary(ALIKE, np.arange(12), chance=0.25)
+    assert one_each["ci_method"] == "wilson" and one_each["design_effect"] == 1.0
+    assert (one_each["ci_low"], one_each["ci_high"]) == (s["wilson_ci_low"], s["wilson_ci_high"])
+    assert one_each["p_vs_chance"] == p_vs_chance(6, 12, 0.25)
+
+
+def test_cluster_bootstrap_resamples_clips():
+    k = np.array([3, 3, 0, 0] * 25)
+    lo, hi = bootstrap_proportion_ci(k, np.full(100, 3), seed=3, n_resamples=20000)
+    clips = np.repeat(k / 3, 1)  # per-clip means of equal-size clips: the clip bootstrap of the mean
+    ref = bootstrap((clips,), np.mean, method="percentile", rng=np.random.default_rng(4), n_resamples=20000)
+    assert (lo, hi) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high), abs=0.01)
+    item_lo, item_hi = bootstrap_proportion_ci(150, 300, seed=3)
+    assert hi - lo > 1.5 * (item_hi - item_lo)  # 100 clips of three alike items carry ~100 items' information
+
+
+def test_min_detectable_difference_by_hand():
+    # 100 items, 20% discordant: d = (1.96 * sqrt(0.2) + 0.8416 * sqrt(0.2 - d^2)) / 10 -> 0.1238
+    assert min_detectable_difference(100, 0.2) == pytest.approx(0.1238, abs=1e-4)
+    assert min_detectable_difference(1000, 0.2) < min_detectable_difference(100, 0.2)
+    assert math.isnan(min_detectable_difference(100, 0.0))
+    t = paired_comparisons(pd.DataFrame({"a": [True] * 60 + [False] * 40, "b": [True] * 40 + [False] * 60}))
+    assert t["min_detectable_diff"].iloc[0] == pytest.approx(min_detectable_difference(100, 0.2))

@@ -106,7 +106,8 @@ def plot_parse_stages(decisions: pd.DataFrame, prompts: Sequence[str] | None = N
     for i, s in enumerate(statuses):
         vals = np.array([t[(t["model"] == m) & (t["condition"] == c) & (t["parse_status"] == s)]["share"].sum()
                          for m, c in runs])
-        color = "0.3" if s == "unparseable" else ("tab:red" if s == "error" else cmap(i % 10))
+        # failures dark grey, non-answers (the model answered nothing) light grey, errors red
+        color = {"unparseable": "0.3", "non-answer": "0.7", "error": "tab:red"}.get(s, cmap(i % 10))
         ax.bar(range(len(runs)), vals, bottom=bottom, label=s, color=color)
         bottom += vals
     ax.set_xticks(range(len(runs)), [f"{m}\n[{c}]" for m, c in runs], rotation=20, ha="right", fontsize=8)
