@@ -16,7 +16,7 @@ from lalmbench.report.plots.style import plt
 from lalmbench.core.stats import paired_comparisons
 
 COLS = ["condition", "system_a", "system_b", "n", "a_only", "b_only", "acc_a", "acc_b", "diff", "p_value",
-        "p_holm", "significant"]
+        "p_holm", "significant", "min_detectable_diff"]
 
 
 def paired_table(decisions: pd.DataFrame, prompts: Sequence[str] | None = None, alpha: float = 0.05) -> pd.DataFrame:
