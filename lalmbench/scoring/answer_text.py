@@ -27,7 +27,8 @@ _SPACE_RUN = re.compile(r"[ \t]{2,}|[ \t]*\n[\s]*\n[ \t]*")
 def strip_thinking(text: str) -> tuple[str, bool]:
     """Drop closed ``<think>...</think>`` blocks; an unclosed ``<think>`` drops everything after it
     (a scratchpad is never the answer). A ``</think>`` with no opening tag (chat templates that put
-    ``<think>`` in the prompt) drops what precedes it. Returns (text, an unclosed block was cut)."""
+    ``<think>`` in the prompt) drops what precedes it, unless nothing follows it (then it is a
+    stray tag, and the text before it is the answer). Returns (text, an unclosed block was cut)."""
     low = text.lower()
     if _OPEN not in low and _CLOSE not in low:
         return text, False
@@ -35,6 +36,10 @@ def strip_thinking(text: str) -> tuple[str, bool]:
     first_close, first_open = low.find(_CLOSE), low.find(_OPEN)
     if first_close != -1 and (first_open == -1 or first_close < first_open):
         i = first_close + len(_CLOSE)
+        if not text[i:].strip() and low.find(_CLOSE, i) == -1:
+            # a stray closing tag that ends the output ("... the answer is 'Man'.</think>"): the
+            # text before it is all the model wrote, and a reader reads it
+            return text[:first_close], False
     while True:
         o = low.find(_OPEN, i)
         if o == -1:

@@ -175,6 +175,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         ("answer-cjk", re.compile(rf"(?:{cjk})(?:{plab}|[(\[*\"']*{lab})")),
         ("boxed", re.compile(rf"\\boxed\{{\s*(?:\\text\{{\s*)?(?:{plab}|[(\[]?{lab}[)\]]?)\s*\}}")),
         ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
+        # a lone lower-case letter filling an answer block is a label too ("<answer>b</answer>")
+        ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?P<pl>{lalt})[.]?\s*(?i:</answer>)")),
     )
     formatted = (
         ("bold", re.compile(rf"\*\*\s*[(\[]?{lab}[)\]]?[.):]?\s*\*\*")),

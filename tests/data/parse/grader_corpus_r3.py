@@ -73,6 +73,15 @@ for i, x in enumerate(INSTR):
         "two stray closing tags")
     add(MF, f"<answer>The answer is {x}.<answer>", INSTR, L[i], "a malformed closing tag written as an opening one")
 
+# added after the first fixes (the fragments a second look at the parser's reads turned up)
+for i, x in enumerate(EVENTS):
+    add(MF, f"The voice is deep and slow. It is a {x.lower()}.</think>", EVENTS, L[i],
+        "a stray closing think tag that ends the output: the text before it is all there is")
+    add(MF, f"<answer>{L[i].lower()}</answer>", EVENTS, L[i], "a lower-case letter filling an answer block")
+    add(MF, f"The answer is {x}.</ANSWER>\n</think>", EVENTS, L[i], "two stray closing tags of different kinds")
+    add(MF, f"Maybe {EVENTS[(i + 1) % 4].lower()} or {x.lower()}.</think>\n\n{x}", EVENTS, L[i],
+        "a lone </think> after the scratchpad, then the answer")
+
 # --- 2. lower-case and echoed labels ---------------------------------------------------------------
 LE = "lowercase-echoed"
 for i, x in enumerate(PEOPLE):
