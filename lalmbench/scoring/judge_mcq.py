@@ -87,7 +87,9 @@ def judge_fallback(decisions: pd.DataFrame, items: list[dict], judge, *, audit_n
                          f"got {judge.prompt.verdict!r}")
     by_id = {str(it["id"]): it for it in items}
     dec = decisions.reset_index(drop=True).copy()
-    unread = (dec["outcome"] == "unparseable") & (dec["parse_status"] != "error") & dec["raw_output"].notna()
+    # a non-answer ("Could you provide the audio?", a refusal) answered nothing: never credited
+    unread = ((dec["outcome"] == "unparseable") & ~dec["parse_status"].isin(["error", "non-answer"])
+              & dec["raw_output"].notna())
     fallback = np.flatnonzero(unread.to_numpy())
     audited = audit_sample(dec, audit_n, seed)
     asked = np.concatenate([fallback, audited])

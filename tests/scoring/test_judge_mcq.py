@@ -62,30 +62,31 @@ def test_only_unparseable_outputs_are_judged_and_rule_columns_stay_rule_only(tmp
     PROMPTS.clear()
     dec, m = _score(tmp_path, HONEST)
     assert list(dec["outcome"]) == ["correct", "wrong", "correct"] + ["unparseable"] * 5  # rules only
-    assert _col(dec, "judge_role") == ["audit"] * 3 + ["fallback"] * 4 + [None]  # no text: never sent
-    assert _col(dec, "judge_read") == ["label"] * 5 + ["none", "unreadable", None]
+    # no text, or a non-answer ("I can't tell"): never sent
+    assert _col(dec, "judge_role") == ["audit"] * 3 + ["fallback"] * 2 + [None, "fallback", None]
+    assert _col(dec, "judge_read") == ["label"] * 5 + [None, "unreadable", None]
     assert _col(dec, "pred_label_with_judge") == ["A", "B", "A", "A", "B", None, None, None]
-    assert _col(dec, "parse_status_with_judge")[3:] == ["judge", "judge", "unparseable", "unparseable", "error"]
+    assert _col(dec, "parse_status_with_judge")[3:] == ["judge", "judge", "non-answer", "unparseable", "error"]
     assert list(dec["outcome_with_judge"]) == ["correct", "wrong", "correct", "correct", "wrong", "unparseable",
                                                "unparseable", "unparseable"]
     assert set(dec["judge_model"].dropna()) == {"scripted"} and dec["judge_fingerprint"].nunique() == 1
     assert dec.loc[6, "judge_raw"] == "I think A"
-    assert all(g["temperature"] == 0.0 for g, _ in PROMPTS) and len(PROMPTS) == 7
+    assert all(g["temperature"] == 0.0 for g, _ in PROMPTS) and len(PROMPTS) == 6
     assert "Options:\nA. dog\nB. cat\nC. bird" in PROMPTS[0][1] and "one of: A, B, C, none" in PROMPTS[0][1]
     assert "Correct option" not in PROMPTS[0][1]  # the judge reads, it does not grade
     assert (m["value"], m["value_with_judge"]) == (pytest.approx(2 / 8), pytest.approx(3 / 8))
-    assert (m["judge_n_fallback"], m["judge_n_credited"], m["judge_n_none"], m["judge_n_unreadable"]) == (4, 2, 1, 1)
+    assert (m["judge_n_fallback"], m["judge_n_credited"], m["judge_n_none"], m["judge_n_unreadable"]) == (3, 2, 0, 1)
     assert (m["judge_audit_n"], m["judge_agreement"], m["judge_trusted"], m["flags"]) == (3, 1.0, True, [])
     assert m["judge_model"] == "scripted" and m["judge_model_id"] == "test/scripted"
     assert m["judge_fingerprint"] == dec.loc[0, "judge_fingerprint"]
-    assert m["parse_stage_counts"]["unparseable"] == 4  # the rule counts are untouched
+    assert (m["parse_stage_counts"]["unparseable"], m["parse_stage_counts"]["non-answer"]) == (3, 1)  # rules only
 
 
 def test_a_second_scoring_reads_the_cache(tmp_path):
     _score(tmp_path, HONEST)
     PROMPTS.clear()
     _, m = _score(tmp_path, HONEST, name="again")
-    assert PROMPTS == [] and m["judge_n_cached"] == 7 and m["value_with_judge"] == pytest.approx(3 / 8)
+    assert PROMPTS == [] and m["judge_n_cached"] == 6 and m["value_with_judge"] == pytest.approx(3 / 8)
 
 
 def test_a_judge_that_disagrees_with_clean_rule_reads_is_flagged_untrusted(tmp_path):
@@ -96,7 +97,9 @@ def test_a_judge_that_disagrees_with_clean_rule_reads_is_flagged_untrusted(tmp_p
     assert list(dec["outcome"][:3]) == ["correct", "wrong", "correct"]  # audit reads never change a decision
     table = write_all_tsv([str(tmp_path / "run" / "metrics.json")], str(tmp_path / "all.tsv"))
     row = table.iloc[0]
-    assert list(table.columns[-5:]) == ["flags", "value_with_judge", "judge_agreement", "value_official", "n_official"]
+    judged = list(table.columns).index("flags")
+    assert list(table.columns[judged:judged + 5]) == ["flags", "value_with_judge", "judge_agreement", "value_official",
+                                                      "n_official"]
     assert (row["value"], row["value_with_judge"], row["judge_agreement"]) == (
         pytest.approx(0.25), pytest.approx(0.375), pytest.approx(1 / 3))
     assert row["flags"] == "judge-untrusted:disagreed with 2/3 rule reads (67% > 5%)"
