@@ -35,7 +35,9 @@ def test_mcq_run_reports_the_official_rule_beside_ours(tmp_path):
         {"field": "category", "group": "sound", "n": 2, "value": 1.0, "n_official": 2, "value_official": 0.5}]
     assert list(dec["official_disagrees"]) == [True, False, True] and m["n_official_disagree"] == 2
     table = write_all_tsv([str(tmp_path / "metrics.json")], str(tmp_path / "all.tsv"))
-    assert list(table.columns) == COLUMNS and list(table.columns[-2:]) == ["value_official", "n_official"]
+    after_judged = list(table.columns).index("judge_agreement") + 1
+    assert list(table.columns) == COLUMNS
+    assert list(table.columns[after_judged:after_judged + 2]) == ["value_official", "n_official"]
     row = pd.read_csv(tmp_path / "all.tsv", sep="\t").iloc[0]
     assert row["value_official"] == pytest.approx(1 / 3) and row["n_official"] == 3
 
