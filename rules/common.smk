@@ -10,12 +10,12 @@ from lalmbench.data import adapters
 from lalmbench.workflow import rulegrid
 from lalmbench.workflow.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.models import imported
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import (file_is_current, fingerprint_path, model_specs, slice_from_spec,
                                       slice_inputs, summary_path)
 from lalmbench.scoring.parse import scorer_fingerprint
 from lalmbench.core.provenance import config_hash
-from lalmbench.inference.prompts import shows_labels
 from lalmbench.workflow.rulegrid import Untracked
 from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
@@ -207,7 +207,9 @@ def infer_params(kind):
 
 def generate_inputs(w):
     slices = [slice_from_spec(w.model, s) for s in model_specs_of(w.model)]
-    return {"env": env_ready(model_env(w)), "fingerprint": fingerprint_path(w.model), **slice_inputs(slices)}
+    files = {"imported": str(imported.predictions_path(model_cfg(w.model)))} \
+        if model_cfg(w.model)["backend"] == imported.BACKEND else {}
+    return {"env": env_ready(model_env(w)), "fingerprint": fingerprint_path(w.model), **files, **slice_inputs(slices)}
 
 
 def generated_summary(kind):
@@ -241,17 +243,15 @@ def inference_threads(w):
 
 
 def parser_param(w):
-    """The task's parser settings for one run, ``labels: auto`` resolved from the run's prompt
-    template (a template without ``{options}``/``{labels}`` showed no labels)."""
-    return _parser_param(w.task, w.prompt)
+    """The task's parser settings for one run, ``labels`` resolved: from the run's prompt template
+    (one without ``{options}``/``{labels}`` showed no labels), or for imported outputs from the model
+    entry (default hidden; lalmbench.models.imported.parser_cfg)."""
+    return _parser_param(w.task, w.prompt, w.model)
 
 
 @lru_cache(maxsize=None)
-def _parser_param(task, prompt):
-    cfg = dict(task_cfg(task).get("parser") or {})
-    if cfg.get("labels", "auto") == "auto":
-        cfg["labels"] = "shown" if shows_labels(prompt_text(prompt)) else "hidden"
-    return canonical(cfg)
+def _parser_param(task, prompt, model):
+    return canonical(imported.parser_cfg(task_cfg(task).get("parser"), model_cfg(model), prompt_text(prompt)))
 
 
 # the parser version + a hash of the scoring code: a param of every rule that parses, so a parser

@@ -24,12 +24,17 @@ def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
     """Hash of the prediction-relevant part of a model entry (equal entries -> equal hash anywhere).
 
     A model lalmbench fetches itself (``model_id: lalmbench:offline-llm``) adds the sha256 its file is
-    pinned to, so re-pinning it to other weights regenerates its predictions."""
-    from lalmbench.models import offline_llm
+    pinned to, so re-pinning it to other weights regenerates its predictions; an imported model
+    (``backend: imported``) adds its file's digest, so editing the file regenerates them."""
+    from lalmbench.models import imported, offline_llm
 
     relevant = {k: v for k, v in model_cfg.items() if k not in PROVISIONING_KEYS}
     if model_cfg.get("model_id") == offline_llm.MODEL_ID:
         relevant["pinned_sha256"] = offline_llm.GGUF_SHA256
+    if model_cfg.get("backend") == imported.BACKEND:
+        # labels say how to parse the outputs, not what they are: a change re-scores, nothing more
+        relevant["params"] = {k: v for k, v in relevant["params"].items() if k != "labels"}
+        relevant.update(imported.content_key(model_cfg))
     return config_hash(relevant)
 
 

@@ -22,6 +22,7 @@ BACKEND_MODULES: dict[str, str] = {
     "openai": "lalmbench.models.openai_compat",
     "hf": "lalmbench.models.hf",
     "vllm": "lalmbench.models.vllm_backend",
+    "imported": "lalmbench.models.imported",
 }
 
 _REGISTRY: dict[str, type["Model"]] = {}

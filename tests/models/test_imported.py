@@ -1,0 +1,115 @@
+"""backend: imported -- another harness's published outputs served as a model, scored by our parser."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lalmbench.core.io import InputError, read_jsonl
+from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.model_job import infer_chunk
+from lalmbench.models.base import load_model
+from lalmbench.models.imported import parser_cfg, read_outputs
+from lalmbench.scoring.mcq import score_mcq
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "imported"
+ITEMS = DATA / "tacobelal_safety_items.jsonl"
+QWEN = DATA / "qwen2_audio_raw_model_outputs.jsonl"
+OPTS = [{"label": "A", "text": "True"}, {"label": "B", "text": "False"}]
+
+
+def _entry(path, **params) -> dict:
+    return {"backend": "imported", "params": {"predictions": str(path), **params}}
+
+
+def _item(i: str) -> dict:
+    return {"id": i, "task": "t", "question": "Is it there?", "options": OPTS, "answer_label": "A"}
+
+
+def _serve(entry: dict, items: list[dict]) -> list[dict]:
+    """The predictions rows the generate job stores, through the real per-batch code."""
+    model = load_model("imp", entry)
+    try:
+        return infer_chunk(model, items, condition="no-audio", template="{question}", sample_rate=16000, seed=0,
+                           audio_source=None)
+    finally:
+        model.close()
+
+
+def test_tacobelal_outputs_score_as_tacobelal_scored_them():
+    """Qwen2-Audio's published presence-check outputs (TACoBeLAL; prompt showed 'A. True / B. False')."""
+    items = read_jsonl(ITEMS)
+    preds = pd.DataFrame(_serve(_entry(QWEN), items))
+    ref = json.loads((DATA / "qwen2_audio_metrics.json").read_text())
+    dec, met = score_mcq(items, preds, parser_cfg(None, _entry(QWEN, labels="shown"), "{question}"))
+    assert (met["n"], met["n_correct"], met["n_unparseable"]) == (ref["examples"], ref["correct"], ref["parse_invalid"])
+    assert met["value"] == ref["accuracy"] == 0.75
+    assert dec["parse_status"].value_counts().to_dict() == {"exact-label": 93, "exact-text": 4, "label-pattern": 3}
+    # left at the default (hidden), a bare letter is not read as a choice: only the 4 'False' outputs are
+    _, hidden = score_mcq(items, preds, parser_cfg(None, _entry(QWEN), "{question}"))
+    assert (hidden["n_correct"], hidden["n_unparseable"], hidden["parser_labels"]) == (4, 96, "hidden")
+
+
+@pytest.mark.parametrize("task_parser, model_labels, template, expected", [
+    (None, None, "{question}\n{options}", "hidden"),          # imported: our template never reached the model
+    ({"labels": "auto"}, None, "{question}\n{options}", "hidden"),
+    ({"labels": "shown"}, None, "{question}", "shown"),       # an explicit task setting wins over the default
+    ({"labels": "shown"}, "hidden", "{question}", "hidden"),  # the model entry's own setting wins over both
+    (None, "shown", "{question}", "shown"),
+])
+def test_imported_models_parse_with_hidden_labels_unless_set(task_parser, model_labels, template, expected):
+    entry = _entry(QWEN, **({"labels": model_labels} if model_labels else {}))
+    assert parser_cfg(task_parser, entry, template)["labels"] == expected
+
+
+def test_own_models_still_follow_the_prompt_template():
+    hf = {"backend": "hf", "params": {"labels": "hidden"}}
+    assert parser_cfg({"stages": ["label"]}, hf, "{question}\n{options}") == {"stages": ["label"], "labels": "shown"}
+    assert parser_cfg(None, hf, "{question}")["labels"] == "hidden"
+
+
+def test_an_item_without_an_imported_output_is_an_item_error_naming_id_and_file(tmp_path, caplog):
+    f = tmp_path / "out.csv"
+    pd.DataFrame({"id": ["a", "zz"], "response": ["B", "A"]}).to_csv(f, index=False)
+    with caplog.at_level(logging.WARNING):
+        preds = _serve(_entry(f), [_item("a"), _item("b")])
+    assert [(r["raw_output"], r["error"]) for r in preds] == [("B", None),
+                                                              (None, f"no imported output for item 'b' in {f}")]
+    assert f"1 of 2 outputs in {f} matched no item asked for in this job (e.g. 'zz')" in caplog.text
+
+
+def test_columns_id_template_and_id_pattern_map_the_files_ids(tmp_path):
+    f = tmp_path / "out.jsonl"
+    f.write_text('{"qid": 7, "set": "s", "answer": "A"}\n{"qid": 8, "set": "s", "answer": "B"}\n')
+    outputs, unread = read_outputs(f, columns={"raw_output": "answer"}, id_template="{set}-{qid}")
+    assert (outputs, unread) == ({"s-7": "A", "s-8": "B"}, 0)
+    paths = tmp_path / "paths.jsonl"
+    paths.write_text('{"id": "/x/000000_87594.mp3__presence.mp3", "pred": "A"}\n{"id": "odd", "pred": "B"}\n')
+    assert read_outputs(paths, id_pattern=r"\d{6}_(.*)\.mp3$") == ({"87594.mp3__presence": "A"}, 1)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"id": "a", "text": "A"}\n', r"no output column \(tried raw_output, output, response, prediction, pred; "
+                                   r"have \['id', 'text'\]\); set params.columns.raw_output"),
+    ('{"id": "a", "pred": "A"}\n{"id": "a", "pred": "B"}\n', r"record 2: id 'a' appears twice"),
+    ('{"id": "a", "pred": "A"}\n{"key": "b", "pred": "B"}\n', r"record 2: no column 'id' for the id \(columns.id\)"),
+])
+def test_unusable_files_are_errors_naming_file_and_record(tmp_path, text, message):
+    f = tmp_path / "out.jsonl"
+    f.write_text(text)
+    with pytest.raises(InputError, match=f"{f}: " + message):
+        read_outputs(f)
+
+
+def test_the_files_content_is_part_of_the_fingerprint_and_labels_are_not(tmp_path):
+    f = tmp_path / "out.jsonl"
+    f.write_text('{"id": "a", "pred": "A"}\n')
+    before = model_fingerprint(_entry(f))
+    assert model_fingerprint(_entry(f, labels="shown")) == before   # re-scores, never regenerates
+    f.write_text('{"id": "a", "pred": "B"}\n')                      # edited in place, same path
+    assert model_fingerprint(_entry(f)) != before
+    with pytest.raises(InputError, match=r"params.predictions: file not found: .*missing.jsonl"):
+        model_fingerprint(_entry(tmp_path / "missing.jsonl"))
