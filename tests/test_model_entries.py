@@ -42,8 +42,8 @@ def test_a_misspelt_key_names_the_backend_and_the_closest_allowed_key():
      "(allowed: do_sample, length_penalty, max_new_tokens, min_new_tokens, min_p, no_repeat_ngram_size, num_beams, "
      "repetition_penalty, temperature, thinker_max_new_tokens, top_k, top_p, typical_p)"),
     ({"backend": "randm"},
-     "models.q.backend: unknown backend 'randm'; did you mean 'random'? (known: cascade, hf, openai, random, "
-     "signal, text-overlap, vllm)"),
+     "models.q.backend: unknown backend 'randm'; did you mean 'random'? (known: cascade, hf, imported, openai, "
+     "random, signal, text-overlap, vllm)"),
     ({"backend": "random", "shard_size": 100},
      "models.q.shard_size: not a model setting: models are not sharded (each model's items are served by one generate "
      "job that loads the model once, and a job cut off by its runtime resumes from the prediction cache); remove it, "
