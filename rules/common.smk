@@ -283,7 +283,7 @@ def _score_run_hash(model, task, condition, prompt):
 
 
 # --- checks -------------------------------------------------------------------------------------
-FLOOR_BACKENDS = {"random", "text-overlap"}  # never read audio: a listening check would always flag them
+FLOOR_BACKENDS = {"random", "text-overlap", "imported"}  # never read audio: a listening check would always flag them
 ABLATION_CONDITIONS = ("silence", "noise", "shuffled", "no-audio")
 
 
