@@ -283,7 +283,9 @@ def _score_run_hash(model, task, condition, prompt):
 
 
 # --- checks -------------------------------------------------------------------------------------
-FLOOR_BACKENDS = {"random", "text-overlap", "imported"}  # never read audio: a listening check would always flag them
+# published outputs: the same answer whatever the condition, option order or batch size
+IMPORTED_MODELS = {m for m, c in config["models"].items() if c["backend"] == imported.BACKEND}
+FLOOR_BACKENDS = {"random", "text-overlap", imported.BACKEND}  # never read audio: a listening check would always flag them
 ABLATION_CONDITIONS = ("silence", "noise", "shuffled", "no-audio")
 
 

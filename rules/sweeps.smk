@@ -7,9 +7,9 @@ from lalmbench.workflow import rulegrid
 
 SWEEPS = config.get("sweeps") or {}
 CIRCULAR = SWEEPS.get("circular") or {}
-CIRCULAR_RUNS = rulegrid.sweep_grid(RUNS, CIRCULAR)
+CIRCULAR_RUNS = rulegrid.sweep_grid(RUNS, CIRCULAR, IMPORTED_MODELS)
 DETERMINISM = SWEEPS.get("determinism") or {}
-DETERMINISM_RUNS = rulegrid.sweep_grid(RUNS, DETERMINISM)
+DETERMINISM_RUNS = rulegrid.sweep_grid(RUNS, DETERMINISM, IMPORTED_MODELS)
 JUDGE_AUDIT = SWEEPS.get("judge_audit") or {}
 JUDGE_AUDIT_RUNS = rulegrid.sweep_grid(RUNS, JUDGE_AUDIT)
 SWEEP_METRICS = [f"results/sweeps/circular/scores/{r.key}/k{CIRCULAR['k']}/metrics.json" for r in CIRCULAR_RUNS] + [

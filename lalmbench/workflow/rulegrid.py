@@ -9,13 +9,18 @@ from typing import Any, Callable, Iterable, Sequence
 from lalmbench.core.provenance import config_hash
 
 
-def sweep_grid(runs: Iterable, spec: dict | None) -> list:
+def sweep_grid(runs: Iterable, spec: dict | None, skip_models: Iterable[str] = ()) -> list:
     """The runs a sweep spec selects: ``models``/``tasks``/``conditions``/``prompts`` lists, where an
-    absent or empty list means every value; ``None``/``{}`` spec means the sweep is off."""
+    absent or empty list means every value; ``None``/``{}`` spec means the sweep is off.
+    ``skip_models`` never enter (imported outputs: re-asking with options reordered or another
+    batch size cannot change a published answer, so those sweeps would measure nothing)."""
     if not spec:
         return []
+    skip = set(skip_models)
     out = []
     for r in runs:
+        if r.model in skip:
+            continue
         if spec.get("models") and r.model not in spec["models"]:
             continue
         if spec.get("tasks") and r.task not in spec["tasks"]:

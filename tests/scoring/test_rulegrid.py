@@ -19,6 +19,7 @@ def test_sweep_grid_filters_and_off_when_empty():
     assert sweep_grid(RUNS, {}) == [] and sweep_grid(RUNS, None) == []
     sel = sweep_grid(RUNS, {"models": ["m1"], "conditions": ["audio"], "tasks": []})
     assert [(r.model, r.task, r.condition) for r in sel] == [("m1", "mcq", "audio"), ("m1", "cap", "audio")]
+    assert {r.model for r in sweep_grid(RUNS, {"tasks": ["mcq"]}, skip_models={"m1"})} == {"m2"}
 
 
 def test_open_tasks_and_mcq_runs():
