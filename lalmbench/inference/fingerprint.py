@@ -23,12 +23,18 @@ PROVISIONING_KEYS = frozenset({"resources", "batch_size", "conditions", "prompts
 def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
     """Hash of the prediction-relevant part of a model entry (equal entries -> equal hash anywhere).
 
+    hf/vllm entries add the backends' prompt version (lalmbench.models.hf.presets.PROMPT_VERSION).
     A model lalmbench fetches itself (``model_id: lalmbench:offline-llm``) adds the sha256 its file is
     pinned to, so re-pinning it to other weights regenerates its predictions; an imported model
     (``backend: imported``) adds its file's digest, so editing the file regenerates them."""
     from lalmbench.models import imported, offline_llm
 
     relevant = {k: v for k, v in model_cfg.items() if k not in PROVISIONING_KEYS}
+    if model_cfg.get("backend") in ("hf", "vllm"):
+        from lalmbench.models.hf.presets import PROMPT_VERSION
+
+        # how these backends turn an entry into prompt ids (BOS, presets) is code: its version is part of the key
+        relevant["prompt_version"] = PROMPT_VERSION
     if model_cfg.get("model_id") == offline_llm.MODEL_ID:
         relevant["pinned_sha256"] = offline_llm.GGUF_SHA256
     if model_cfg.get("backend") == imported.BACKEND:

@@ -51,6 +51,13 @@ class ModelInput:
     audios: list[np.ndarray] | None = None
 
     @property
+    def clips(self) -> list[np.ndarray]:
+        """Every clip of the item in order: ``audios`` when set, else ``[audio]``, else none."""
+        if self.audios:
+            return list(self.audios)
+        return [] if self.audio is None else [self.audio]
+
+    @property
     def duration_s(self) -> float:
         return 0.0 if self.audio is None else len(self.audio) / self.sample_rate
 

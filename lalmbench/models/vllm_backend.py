@@ -15,12 +15,14 @@ without vLLM installed:
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .base import Model, ModelInput, ModelOutput, register_backend
-from .hf.families import get_family, wav_base64
+from .hf.families import audio_note, get_family, probe_render, wav_base64
+from .hf.presets import apply_preset, audio_position_note
 from .hf.settings import flatten_params
 
 VLLM_FAMILIES = ("qwen2_audio", "qwen2_5_omni", "qwen3_omni", "gemma3n", "voxtral", "audioflamingo3", "text")
@@ -28,7 +30,7 @@ ENGINE_KEYS = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization"
                "enforce_eager", "limit_mm_per_prompt", "engine_args")
 KNOWN_KEYS = {"backend", "model_id", "revision", "family", "env", "resources", "conditions", "prompts", "tasks", "seed",
               "batch_size", "generation", "trust_remote_code", "system_prompt", "audio_position", "mode",
-              "description", "max_error_rate", "multi_audio_gap_s", *ENGINE_KEYS}
+              "description", "max_error_rate", "multi_audio_gap_s", "preset", *ENGINE_KEYS}
 
 
 def _require_vllm():
@@ -82,8 +84,11 @@ def engine_kwargs(cfg: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
-def sampling_kwargs(cfg: dict[str, Any]) -> dict[str, Any]:
-    """``SamplingParams`` arguments: greedy (temperature 0) unless the config asks for sampling."""
+def sampling_kwargs(cfg: dict[str, Any], stop_token_ids: list[int] | None = None) -> dict[str, Any]:
+    """``SamplingParams`` arguments: greedy (temperature 0) unless the config asks for sampling.
+
+    ``stop_token_ids`` (the family's end-of-turn tokens) make the stop explicit rather than trusting the
+    checkpoint's generation_config.json to list them."""
     gen = dict(cfg.get("generation") or {})
     if "thinker_max_new_tokens" in gen:
         gen["max_new_tokens"] = gen.pop("thinker_max_new_tokens")
@@ -101,39 +106,43 @@ def sampling_kwargs(cfg: dict[str, Any]) -> dict[str, Any]:
         out["temperature"] = 0.0
     if gen:
         raise ValueError(f"backend vllm: generation key(s) {sorted(gen)} have no SamplingParams equivalent")
+    if stop_token_ids:
+        out["stop_token_ids"] = list(stop_token_ids)
     return out
 
 
 def build_prompt_request(item: ModelInput, family: str, processor: Any, system_prompt: str | None = None,
                          audio_position: str | None = None) -> dict[str, Any]:
-    """A ``prompt`` mode request: HF chat-template text + the raw audio for vLLM's processor."""
+    """A ``prompt`` mode request: HF chat-template text + the raw audio (every clip, in order) for vLLM's
+    processor. vLLM tokenizes the text with special tokens on, so a template's leading BOS is dropped when
+    the tokenizer adds one itself (Gemma 3n): the ids start with one BOS, as with the hf backend."""
     fam = get_family(family)
-    text = fam.render(processor, item, system_prompt, audio_position)
-    req: dict[str, Any] = {"prompt": text}
-    if item.audio is not None:
-        req["multi_modal_data"] = {"audio": [(np.asarray(item.audio, dtype=np.float32), int(item.sample_rate))]}
+    req: dict[str, Any] = {"prompt": fam.prompt_text(processor, item, system_prompt, audio_position)}
+    clips = fam.clips(item)
+    if clips:
+        req["multi_modal_data"] = {"audio": [(np.asarray(c, dtype=np.float32), int(item.sample_rate)) for c in clips]}
     return req
 
 
 def build_chat_messages(item: ModelInput, system_prompt: str | None = None,
-                        audio_position: str = "before") -> list[dict]:
-    """A ``chat`` mode conversation: OpenAI content parts, audio as a base64 WAV data URL."""
-    content: list[dict] = [{"type": "text", "text": item.prompt}]
-    if item.audio is not None:
-        url = "data:audio/wav;base64," + wav_base64(np.asarray(item.audio, dtype=np.float32), int(item.sample_rate))
-        part = {"type": "audio_url", "audio_url": {"url": url}}
-        content.insert(0 if audio_position == "before" else len(content), part)
+                        audio_position: str = "before", multi_audio: bool = False) -> list[dict]:
+    """A ``chat`` mode conversation: OpenAI content parts, audio as base64 WAV data URLs."""
+    clips = item.clips if multi_audio else ([] if item.audio is None else [item.audio])
+    text: list[dict] = [{"type": "text", "text": item.prompt}]
+    parts = [{"type": "audio_url", "audio_url": {"url": "data:audio/wav;base64," + wav_base64(
+        np.asarray(c, dtype=np.float32), int(item.sample_rate))}} for c in clips]
+    content = parts + text if audio_position == "before" else text + parts
     msgs: list[dict] = [{"role": "user", "content": content}]
     if system_prompt:
         msgs.insert(0, {"role": "system", "content": system_prompt})
     return msgs
 
 
-def to_output(req_out: Any) -> ModelOutput:
+def to_output(req_out: Any, note: dict | None = None) -> ModelOutput:
     comp = req_out.outputs[0]
     return ModelOutput(raw_output=comp.text.strip(), input_tokens=len(req_out.prompt_token_ids or []),
                        output_tokens=len(comp.token_ids or []),
-                       extra={"finish_reason": getattr(comp, "finish_reason", None)})
+                       extra={"finish_reason": getattr(comp, "finish_reason", None), **(note or {})})
 
 
 @register_backend("vllm")
@@ -143,22 +152,38 @@ class VLLMModel(Model):
         super().__init__(name, cfg)
         check_config(name, cfg)
         self.family = get_family(cfg["family"]).name
+        fam = get_family(self.family)
+        note = audio_position_note(fam, cfg.get("audio_position"))
+        if note:
+            warnings.warn(f"model {name!r}: {note}", stacklevel=2)
+        self.cfg, self.preset_info = apply_preset(name, self.family, cfg)
         self.mode = cfg.get("mode") or default_mode(self.family)
         self.batch_size = int(cfg.get("batch_size", 32))
-        self.sampling = sampling_kwargs(cfg)  # validate before paying for engine start-up
+        sampling_kwargs(self.cfg)  # validate before paying for engine start-up
         vllm = _require_vllm()
         self.processor = None
         if self.mode == "prompt":
-            self.processor = get_family(self.family).load_processor(
+            self.processor = fam.load_processor(
                 str(cfg["model_id"]), cfg.get("revision") or None, bool(cfg.get("trust_remote_code", False)))
-        self.llm = vllm.LLM(**engine_kwargs(cfg))
+        self.limit_s = fam.audio_limit_s(self.processor) if self.processor is not None else None
+        self.sampling = sampling_kwargs(self.cfg, fam.stop_token_ids(self.processor) if self.processor else None)
+        self.llm = vllm.LLM(**engine_kwargs(self.cfg))
         self.params = vllm.SamplingParams(**self.sampling)
+
+    def provenance(self) -> dict[str, Any]:
+        sp, pos = self.cfg.get("system_prompt"), self.cfg.get("audio_position")
+        out = {"family": self.family, "mode": self.mode, "sampling": self.sampling, "preset": self.preset_info,
+               "system_prompt": sp, "audio_position": pos, "audio_limit_s": self.limit_s}
+        if self.processor is not None:
+            out["rendered_prompt"] = probe_render(get_family(self.family), self.processor, sp, pos)
+        return out
 
     def requests(self, batch: list[ModelInput]) -> list[Any]:
         sp, pos = self.cfg.get("system_prompt"), self.cfg.get("audio_position")
+        fam = get_family(self.family)
         if self.mode == "prompt":
             return [build_prompt_request(it, self.family, self.processor, sp, pos) for it in batch]
-        return [build_chat_messages(it, sp, pos or get_family(self.family).audio_position) for it in batch]
+        return [build_chat_messages(it, sp, pos or fam.audio_position, fam.multi_audio) for it in batch]
 
     def generate(self, batch: list[ModelInput]) -> list[ModelOutput]:
         try:
@@ -170,7 +195,8 @@ class VLLMModel(Model):
         except Exception as e:  # noqa: BLE001 - the runner retries each item alone
             msg = f"batch of {len(batch)} failed: {type(e).__name__}: {e}"[:2000]
             return [ModelOutput(raw_output=None, error=msg) for _ in batch]
-        return [to_output(o) for o in outs]
+        fam = get_family(self.family)
+        return [to_output(o, audio_note(it, fam.clips(it), self.limit_s)) for o, it in zip(outs, batch)]
 
     def close(self) -> None:
         self.llm = None

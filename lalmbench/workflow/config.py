@@ -7,6 +7,7 @@ backend 'random'; did you mean 'gpus'? (allowed: ...)`` (model entries: lalmbenc
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -15,7 +16,8 @@ import difflib
 
 import yaml
 
-from lalmbench.workflow.model_entries import check_families, check_model_entries, check_reasoners, resolve_reasoners
+from lalmbench.workflow.model_entries import (check_families, check_model_entries, check_reasoners, family_warnings,
+                                              resolve_reasoners)
 from lalmbench.core.provenance import config_hash
 
 
@@ -227,6 +229,8 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
             if m not in cfg["models"]:
                 problems.append(f"tasks.{name}.models: unknown model {m!r}")
     problems += check_families(cfg["models"])
+    for note in family_warnings(cfg["models"]):
+        print(f"lalmbench: warning: {note}", file=sys.stderr)
     problems += check_reasoners(cfg["models"])
     for name, m in cfg["models"].items():
         mid = str(m.get("model_id", ""))

@@ -134,6 +134,28 @@ def check_families(models: dict) -> list[str]:
     return problems
 
 
+def family_warnings(models: dict) -> list[str]:
+    """Settings that are valid but change nothing for the entry's family (AF3's template places the audio
+    itself, so ``audio_position`` is ignored): said at config time, since a comparison built on them
+    silently compares nothing."""
+    from lalmbench.models.hf.families import get_family
+    from lalmbench.models.hf.presets import audio_position_note
+
+    notes = []
+    for name, entry in models.items():
+        if entry.get("backend") not in ("hf", "vllm"):
+            continue
+        keys = backend_keys(entry)
+        try:
+            fam = get_family(str(keys["family"])) if keys.get("family") else None
+        except ValueError:
+            continue  # check_families reports it
+        note = audio_position_note(fam, keys.get("audio_position")) if fam else None
+        if note:
+            notes.append(f"models.{name}.audio_position: {note}")
+    return notes
+
+
 def _reasoner_problem(name: str, params: dict, models: dict) -> str | None:
     key = f"models.{name}.params.reasoner"
     reasoner, scoring = params.get("reasoner"), params.get("option_scoring", "similarity")

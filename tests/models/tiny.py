@@ -95,15 +95,27 @@ CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'
           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
+# what nvidia/audio-flamingo-3-hf's template renders (transformers' test_processing_audioflamingo3 expects
+# "<|im_start|>user\n<sound>What is ...?<|im_end|>" for a text-then-audio message): a default system turn,
+# then every <sound> of the turn at its front, then its text, wherever the audio entries sat
+AF3_CHAT = ("{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\n"
+            "You are a helpful assistant.<|im_end|>\n{% endif %}<|im_start|>{{ m['role'] }}\n"
+            "{% if m['content'] is string %}{{ m['content'] }}{% else %}"
+            "{% for c in m['content'] %}{% if c['type'] == 'audio' %}<sound>{% endif %}{% endfor %}"
+            "{% for c in m['content'] %}{% if c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}"
+            "{% endif %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
 def build_audioflamingo3(out: Path) -> Path:
-    """Audio Flamingo 3 with the real AudioFlamingo3Processor and a ChatML template using <sound>."""
+    """Audio Flamingo 3 with the real AudioFlamingo3Processor and a template that renders as the real one
+    (default system turn, <sound> hoisted to the front of the user turn)."""
     import torch
     import transformers as T
 
     torch.manual_seed(0)
     tok = train_tokenizer(QWEN_SPECIALS + ["<sound>"], eos_token="<|im_end|>", pad_token="<|endoftext|>")
     proc = T.AudioFlamingo3Processor(feature_extractor=T.WhisperFeatureExtractor(feature_size=128), tokenizer=tok,
-                                     chat_template=CHATML.replace("AUDIO_PLACEHOLDER", "<sound>"))
+                                     chat_template=AF3_CHAT)
     cfg = T.AudioFlamingo3Config(
         audio_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2),
         text_config=dict(model_type="qwen2", **_qwen_text(tok)),
@@ -138,13 +150,19 @@ def _omni_tokenizer():
                            pad_token="<|endoftext|>", extra_special_tokens=OMNI_NAMED)
 
 
-def _omni_processor(proc_cls, tok):
-    """The real Omni processor; its image/video sub-processors need torchvision."""
+# Qwen3-Omni's real template writes no system turn of its own (its README's evaluation setting: none)
+QWEN3_OMNI_CHAT = OMNI_CHAT.replace("{% if loop.first and m['role'] != 'system' %}<|im_start|>system\n"
+                                    "You are a helpful assistant.<|im_end|>\n{% endif %}", "")
+
+
+def _omni_processor(proc_cls, tok, chat_template: str, chunk_length: int = 30):
+    """The real Omni processor; its image/video sub-processors need torchvision. ``chunk_length`` is the
+    extractor's window in seconds (Qwen2.5-Omni's real preprocessor_config.json: 300, n_samples 4,800,000)."""
     import transformers as T
 
+    fe = T.WhisperFeatureExtractor(feature_size=128, chunk_length=chunk_length)
     return proc_cls(image_processor=T.Qwen2VLImageProcessor(), video_processor=T.Qwen2VLVideoProcessor(),
-                    feature_extractor=T.WhisperFeatureExtractor(feature_size=128), tokenizer=tok,
-                    chat_template=OMNI_CHAT)
+                    feature_extractor=fe, tokenizer=tok, chat_template=chat_template)
 
 
 def build_qwen2_5_omni(out: Path) -> Path:
@@ -168,7 +186,7 @@ def build_qwen2_5_omni(out: Path) -> Path:
         user_token_id=0)
     cfg = T.Qwen2_5OmniConfig(thinker_config=thinker.to_dict(), enable_audio_output=False)
     model = T.Qwen2_5OmniForConditionalGeneration(cfg)
-    proc = _omni_processor(T.Qwen2_5OmniProcessor, tok) if HAS_TORCHVISION else None
+    proc = _omni_processor(T.Qwen2_5OmniProcessor, tok, OMNI_CHAT, chunk_length=300) if HAS_TORCHVISION else None
     model.thinker.generation_config.eos_token_id = tok.eos_token_id
     # the real checkpoint samples by default: reproduce that so the backend's greedy override is exercised
     for gc in (model.generation_config, model.thinker.generation_config):
@@ -198,7 +216,7 @@ def build_qwen3_omni(out: Path) -> Path:
     thinker.audio_end_token_id = ids["audio_eos_token"]
     cfg = T.Qwen3OmniMoeConfig(thinker_config=thinker.to_dict(), enable_audio_output=False)
     model = T.Qwen3OmniMoeForConditionalGeneration(cfg)
-    proc = _omni_processor(T.Qwen3OmniMoeProcessor, tok) if HAS_TORCHVISION else None
+    proc = _omni_processor(T.Qwen3OmniMoeProcessor, tok, QWEN3_OMNI_CHAT) if HAS_TORCHVISION else None
     model.thinker.generation_config.eos_token_id = tok.eos_token_id
     return _finish(model, tok, out, proc)
 
@@ -223,10 +241,19 @@ def build_voxtral(out: Path) -> Path:
 
 HAS_TIMM = importlib.util.find_spec("timm") is not None
 
-GEMMA_CHAT = ("{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
-              "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
-              "{% if c['type'] == 'audio' %}<audio_soft_token>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
-              "{% endfor %}{% endif %}<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
+# renders as google/gemma-3n-E2B-it's template: {{ bos_token }} first, a system message folded into the first
+# user turn, text trimmed, one <audio_soft_token> per audio entry in order
+GEMMA_CHAT = ("{{ bos_token }}{% if messages[0]['role'] == 'system' %}"
+              "{% set sys = messages[0]['content'] if messages[0]['content'] is string "
+              "else messages[0]['content'][0]['text'] %}{% set prefix = sys + '\n\n' %}"
+              "{% set loop_messages = messages[1:] %}{% else %}{% set prefix = '' %}"
+              "{% set loop_messages = messages %}{% endif %}"
+              "{% for m in loop_messages %}<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
+              "{{ prefix if loop.first else '' }}"
+              "{% if m['content'] is string %}{{ m['content'] | trim }}{% else %}{% for c in m['content'] %}"
+              "{% if c['type'] == 'audio' %}<audio_soft_token>{% elif c['type'] == 'text' %}{{ c['text'] | trim }}"
+              "{% endif %}{% endfor %}{% endif %}<end_of_turn>\n{% endfor %}"
+              "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
 
 
 def _gemma3n_tokenizer():
@@ -243,8 +270,9 @@ def _gemma3n_tokenizer():
     assert raw.get_vocab_size() <= 380
     for i in range(raw.get_vocab_size(), 512):
         raw.add_special_tokens([layout.get(i, f"<unused{i}>")])
+    # the real tokenizer is saved with add_bos_token=True: plain tokenization prepends <bos> (id 2)
     tok = PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="<pad>", eos_token="<end_of_turn>",
-                                  bos_token="<bos>", extra_special_tokens=named)
+                                  bos_token="<bos>", extra_special_tokens=named, add_bos_token=True)
     return tok, named
 
 

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..base import Model, ModelInput, ModelOutput, register_backend
 from ..offline_llm import resolve_model_id
-from .families import Family, family_for_model_type, get_family
+from .families import Family, audio_note, family_for_model_type, get_family, probe_render
 from .generation import count_new_tokens, eos_ids, resolve_generation_config
 from .loading import ModelLoadError, call_from_pretrained, check_loading_info
-from .settings import HFSettings
+from .presets import apply_preset, audio_position_note
+from .settings import HFSettings, flatten_params
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 
@@ -61,9 +63,10 @@ class HFModel(Model):
                                                     None if s.processor_id else s.revision, s.trust_remote_code,
                                                     **gguf)
         self.tokenizer = self.family.tokenizer(self.processor)
+        self._apply_preset(cfg)
         self.model = self._load_model()
         self.generation_config, self.effective_generation = resolve_generation_config(
-            self.model.generation_config, s.generation)
+            self.model.generation_config, s.generation, self.family.stop_token_ids(self.processor))
         # generate() fills unset (None) fields from model.generation_config: make that ours too, so a
         # checkpoint's sampling defaults cannot leak back in
         self.model.generation_config = self.generation_config
@@ -71,6 +74,16 @@ class HFModel(Model):
         self._pad = self.generation_config.pad_token_id
 
     # ------------------------------------------------------------------ loading
+    def _apply_preset(self, cfg: dict[str, Any]) -> None:
+        """Fill the family's evaluation preset into the keys the entry leaves unset (presets.py)."""
+        s = self.settings
+        resolved, self.preset_info = apply_preset(self.name, self.family.name, flatten_params(self.name, cfg))
+        s.system_prompt, s.audio_position = resolved.get("system_prompt"), resolved.get("audio_position")
+        s.generation = dict(resolved.get("generation") or {})
+        note = audio_position_note(self.family, flatten_params(self.name, cfg).get("audio_position"))
+        if note:
+            warnings.warn(f"model {self.name!r}: {note}", stacklevel=2)
+
     def _infer_family(self) -> Family:
         from transformers import AutoConfig
 
@@ -112,7 +125,16 @@ class HFModel(Model):
                 "dtype": str(self.model.dtype).replace("torch.", ""), "device": str(self.model.device),
                 "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
                 "scoring": self.settings.scoring, "generation": self.effective_generation, "versions": vers,
+                **self.prompt_provenance(),
                 **({"gguf_file": self.settings.gguf_file} if self.settings.gguf_file else {})}
+
+    def prompt_provenance(self) -> dict[str, Any]:
+        """The preset used, the system prompt we pass, and the full rendered prompt of a probe item (with the
+        template's own default system turn, if it writes one), so a reader sees what the model was told."""
+        s = self.settings
+        return {"preset": self.preset_info, "system_prompt": s.system_prompt, "audio_position": s.audio_position,
+                "audio_limit_s": self.family.audio_limit_s(self.processor),
+                "rendered_prompt": probe_render(self.family, self.processor, s.system_prompt, s.audio_position)}
 
     # ------------------------------------------------------------------ inference
     def prepare(self, item: ModelInput) -> ModelInput:
@@ -122,20 +144,20 @@ class HFModel(Model):
         if not self.family.takes_audio:
             raise ValueError(f"family {self.family.name!r} is text-only and cannot take audio: run it with the "
                              "no-audio condition")
-        audio = np.asarray(item.audio, dtype=np.float32)
-        if audio.ndim != 1 or audio.size == 0:
-            raise ValueError(f"item {item.id!r}: audio must be a non-empty mono array, got shape {audio.shape}")
-        if not np.isfinite(audio).all():
-            raise ValueError(f"item {item.id!r}: audio contains NaN or infinite samples")
         sr = self.family.sampling_rate(self.processor)
-        return dataclasses.replace(item, audio=resample(audio, item.sample_rate, sr), sample_rate=sr)
+        clips = []
+        for clip in item.clips:
+            audio = np.asarray(clip, dtype=np.float32)
+            if audio.ndim != 1 or audio.size == 0:
+                raise ValueError(f"item {item.id!r}: audio must be a non-empty mono array, got shape {audio.shape}")
+            if not np.isfinite(audio).all():
+                raise ValueError(f"item {item.id!r}: audio contains NaN or infinite samples")
+            clips.append(resample(audio, item.sample_rate, sr))
+        return dataclasses.replace(item, audio=clips[0], audios=clips if item.audios else None, sample_rate=sr)
 
     def audio_note(self, item: ModelInput) -> dict[str, Any]:
         """``{"audio_truncated": ...}`` when the family's processor will cut this clip, else ``{}``."""
-        cap = self.family.max_audio_s
-        if cap is None or item.audio is None or item.duration_s <= cap + 1e-6:
-            return {}
-        return {"audio_truncated": {"duration_s": round(item.duration_s, 3), "model_max_s": cap}}
+        return audio_note(item, self.family.clips(item), self.family.audio_limit_s(self.processor))
 
     def encode(self, items: list[ModelInput], padding_side: str = "left") -> dict[str, Any]:
         """Processor outputs as tensors on the model's device, float features in the model's dtype."""

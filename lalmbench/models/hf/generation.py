@@ -16,8 +16,12 @@ RECORDED_KEYS = ("max_new_tokens", "do_sample", "num_beams", "temperature", "top
                  "repetition_penalty", "length_penalty", "eos_token_id", "pad_token_id")
 
 
-def resolve_generation_config(base: Any, requested: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Return (GenerationConfig, the effective settings as a small JSON-able dict)."""
+def resolve_generation_config(base: Any, requested: dict[str, Any],
+                              stop_ids: list[int] | None = None) -> tuple[Any, dict[str, Any]]:
+    """Return (GenerationConfig, the effective settings as a small JSON-able dict).
+
+    ``stop_ids`` (the family's end-of-turn tokens, e.g. ``<|im_end|>``) are added to the checkpoint's
+    eos ids, so generation stops at the end of the turn whatever its generation_config.json lists."""
     req = dict(requested)
     if "thinker_max_new_tokens" in req:  # the Omni wrappers' name for the thinker's budget
         req["max_new_tokens"] = req.pop("thinker_max_new_tokens")
@@ -29,6 +33,11 @@ def resolve_generation_config(base: Any, requested: dict[str, Any]) -> tuple[Any
                 setattr(gc, key, None)
     gc.update(**settings)
     gc.validate()
+    if stop_ids and "eos_token_id" not in req:
+        have = gc.eos_token_id if isinstance(gc.eos_token_id, list) else (
+            [] if gc.eos_token_id is None else [gc.eos_token_id])
+        merged = list(dict.fromkeys([*have, *stop_ids]))
+        gc.eos_token_id = merged[0] if len(merged) == 1 else merged
     if gc.pad_token_id is None and gc.eos_token_id is not None:
         eos = gc.eos_token_id
         gc.pad_token_id = eos[0] if isinstance(eos, list) else eos

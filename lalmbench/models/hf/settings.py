@@ -48,6 +48,7 @@ class HFSettings:
     loglik_target: str = "text"
     loglik_norm: str = "mean"
     system_prompt: str | None = None
+    preset: str = "authors"  # the family's published evaluation setting (presets.py) fills unset keys; "none": off
     audio_position: str | None = None  # "before" | "after" the prompt text; None = the family's default
     processor_id: str | None = None  # load the processor from another repo/dir than the weights
     gguf_file: str | None = None  # a GGUF checkpoint in model_id (text family only; transformers dequantises it)
@@ -76,6 +77,8 @@ class HFSettings:
                              ("loglik_norm", LOGLIK_NORMS)):
             if getattr(s, key) not in allowed:
                 raise ValueError(f"model {name!r}: {key} must be one of {list(allowed)}, got {getattr(s, key)!r}")
+        if s.preset not in ("authors", "none"):
+            raise ValueError(f"model {name!r}: preset must be 'authors' or 'none', got {s.preset!r}")
         if s.audio_position not in (None, "before", "after"):
             raise ValueError(f"model {name!r}: audio_position must be 'before' or 'after', got {s.audio_position!r}")
         if s.gguf_file is not None and (not isinstance(s.gguf_file, str) or not s.gguf_file):
