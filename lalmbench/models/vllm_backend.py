@@ -170,6 +170,11 @@ class VLLMModel(Model):
         self.llm = vllm.LLM(**engine_kwargs(self.cfg))
         self.params = vllm.SamplingParams(**self.sampling)
 
+    @property
+    def multi_audio(self) -> bool:
+        """Whether an item's several clips go into one prompt as they are (else the runner joins them)."""
+        return get_family(self.family).multi_audio
+
     def provenance(self) -> dict[str, Any]:
         sp, pos = self.cfg.get("system_prompt"), self.cfg.get("audio_position")
         out = {"family": self.family, "mode": self.mode, "sampling": self.sampling, "preset": self.preset_info,

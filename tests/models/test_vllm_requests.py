@@ -154,10 +154,12 @@ def test_generate_maps_outputs_and_fails_a_batch_as_a_whole(processor):
 
     model = object.__new__(vb.VLLMModel)  # everything __init__ sets, minus the engine start-up
     model.cfg, model.family, model.mode, model.processor = {}, "qwen2_audio", "prompt", processor
-    model.llm, model.params = FakeLLM(), None
-    out = model.generate([item(tone()), item(None, i=1)])
-    assert [o.raw_output for o in out] == ["ans0", "ans1"]
-    assert [o.input_tokens for o in out] == [10, 11] and out[0].output_tokens == 3
+    model.llm, model.params, model.limit_s = FakeLLM(), None, 30.0
+    out = model.generate([item(tone()), item(None, i=1), item(tone(31.0), i=2)])
+    assert [o.raw_output for o in out] == ["ans0", "ans1", "ans2"]
+    assert "audio_truncated" not in out[0].extra
+    assert out[2].extra["audio_truncated"] == {"duration_s": 31.0, "model_max_s": 30.0}
+    assert [o.input_tokens for o in out] == [10, 11, 12] and out[0].output_tokens == 3
     assert "multi_modal_data" in model.llm.seen[0] and "multi_modal_data" not in model.llm.seen[1]
     model.llm = FakeLLM(fail=True)
     out = model.generate([item(tone()), item(tone(), i=1)])

@@ -128,6 +128,11 @@ class HFModel(Model):
                 **self.prompt_provenance(),
                 **({"gguf_file": self.settings.gguf_file} if self.settings.gguf_file else {})}
 
+    @property
+    def multi_audio(self) -> bool:
+        """Whether an item's several clips go into one turn as they are (else the runner joins them)."""
+        return self.family.multi_audio
+
     def prompt_provenance(self) -> dict[str, Any]:
         """The preset used, the system prompt we pass, and the full rendered prompt of a probe item (with the
         template's own default system turn, if it writes one), so a reader sees what the model was told."""
