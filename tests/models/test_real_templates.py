@@ -175,3 +175,27 @@ def test_check_render_only_prints_the_prompt_ids_and_limits(family, request, tmp
     assert f"audio limit: {limit}" in out
     if family == "gemma3n":
         assert "first: 2:'<bos>' 3:'<start_of_turn>'" in out
+
+
+def test_voxtral_renders_each_clip_in_order(voxtral_proc_dir):
+    fam = get_family("voxtral")
+    proc = fam.load_processor(str(voxtral_proc_dir), None, False)
+    two = item(audios=[tiny.tone(1.0), tiny.tone(31.0, 300)], prompt="Which is longer?")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = fam.render(proc, two, None, "before")
+    # 12.5 audio tokens a second in 30 s chunks: 375 for the 1 s clip, 750 for the 31 s one
+    assert text.replace("[AUDIO]", "") == "<s>[INST][BEGIN_AUDIO][BEGIN_AUDIO]Which is longer?[/INST]"
+    assert text.count("[AUDIO]") == 375 + 750
+    assert fam.encode(proc, [two])["input_features"].shape[0] == 3
+
+
+def test_check_finds_an_entry_by_name_and_suggests_close_names(tmp_path):
+    from lalmbench.models.check import load_entry
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("models:\n  qwen2-audio:\n    backend: hf\n    model_id: Qwen/Qwen2-Audio-7B-Instruct\n")
+    assert load_entry("qwen2-audio", str(cfg)) == ("qwen2-audio", {"backend": "hf",
+                                                                  "model_id": "Qwen/Qwen2-Audio-7B-Instruct"})
+    with pytest.raises(SystemExit, match="no model entry 'qwen2-audi'; did you mean 'qwen2-audio'"):
+        load_entry("qwen2-audi", str(cfg))

@@ -269,7 +269,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
            note="the vision tower is a timm model, built even for audio-only use; audio padded to 30 s",
            audio_kwargs={"padding": "max_length", "max_length": 480_000}, audio_limit="audio_kwargs",
            multi_audio=True, stop_tokens=("<end_of_turn>",)),
-    VoxtralFamily("voxtral", "VoxtralForConditionalGeneration", ("voxtral",), needs=("mistral_common",)),
+    # mistral-common renders each audio chunk of a user turn in order: [BEGIN_AUDIO][AUDIO]... per clip
+    VoxtralFamily("voxtral", "VoxtralForConditionalGeneration", ("voxtral",), needs=("mistral_common",),
+                  multi_audio=True),
     # the real template writes every <sound> at the front of the user turn, before the text
     Family("audioflamingo3", "AudioFlamingo3ForConditionalGeneration", ("audioflamingo3",), audio_position="after",
            audio_limit="max_audio_len", fixed_audio_position="before", stop_tokens=IM_END),
