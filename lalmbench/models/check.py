@@ -76,7 +76,19 @@ def probe_item(audio_path: str | None, prompt: str, seconds: float) -> ModelInpu
     return ModelInput(id="check", prompt=prompt, question=prompt, options=[], audio=audio, sample_rate=sr)
 
 
-def audio_token_id(processor: Any, tok: Any) -> int | None:
+def audio_token_id(processor: Any, tok: Any, source: str, entry: dict[str, Any]) -> int | None:
+    """The id the model replaces with audio embeddings: from config.json (what the model reads), else the processor's."""
+    try:
+        from transformers import AutoConfig
+
+        conf = AutoConfig.from_pretrained(source, revision=entry.get("revision") or None,
+                                          trust_remote_code=bool(entry.get("trust_remote_code", False)))
+        for c in (conf, getattr(conf, "thinker_config", None)):
+            for key in ("audio_token_id", "audio_token_index"):
+                if c is not None and isinstance(getattr(c, key, None), int):
+                    return int(getattr(c, key))
+    except (OSError, ValueError):
+        pass
     tid = getattr(processor, "audio_token_id", None)
     if tid is None and getattr(processor, "audio_token", None):
         tid = tok.convert_tokens_to_ids(processor.audio_token)
@@ -105,7 +117,7 @@ def report(name: str, entry: dict[str, Any], item: ModelInput, render_only: bool
     item = ModelInput(**{**item.__dict__, "audio": resample(item.audio, item.sample_rate, sr), "sample_rate": sr})
     text = fam.render(processor, item, sp, pos)
     ids = fam.encode(processor, [item], sp, pos)["input_ids"][0].tolist()
-    aid = audio_token_id(processor, tok)
+    aid = audio_token_id(processor, tok, str(entry["model_id"]), entry)
     out: dict[str, Any] = {
         "model": name, "family": fam.name, "preset": preset, "system_prompt": sp, "audio_position": pos,
         "rendered_prompt": text, "n_ids": len(ids), "first_ids": ids[:8], "last_ids": ids[-8:],

@@ -173,6 +173,9 @@ def test_check_render_only_prints_the_prompt_ids_and_limits(family, request, tmp
     limit = {"qwen2_audio": "30.0 s", "qwen2_5_omni": "300.0 s", "gemma3n": "30.0 s", "audioflamingo3": "600.0 s",
              "qwen3_omni": "whole clip kept", "voxtral": "whole clip kept"}[family]
     assert f"audio limit: {limit}" in out
+    tokens = {"qwen2_audio": 50, "qwen2_5_omni": 50, "gemma3n": 188, "audioflamingo3": 50, "voxtral": 375}
+    if family in tokens:  # 25 a second for the Whisper-style encoders; fixed windows for Gemma 3n and Voxtral
+        assert f"audio tokens: {tokens[family]} for a 2.0 s clip" in out
     if family == "gemma3n":
         assert "first: 2:'<bos>' 3:'<start_of_turn>'" in out
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import io
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,9 +235,12 @@ def probe_render(family: Family, processor: Any, system_prompt: str | None, audi
     audio = np.zeros(1600, dtype=np.float32) if family.takes_audio else None
     probe = ModelInput(id="probe", prompt=PROBE_PROMPT, question="", options=[], audio=audio, sample_rate=16000)
     try:
-        return family.render(processor, probe, system_prompt, audio_position)
+        text = family.render(processor, probe, system_prompt, audio_position)
     except Exception:  # noqa: BLE001 - provenance must never fail a run
         return None
+    # a template that expands the audio itself (Voxtral: one [AUDIO] per 80 ms) would make this record long
+    return re.sub(r"(\[[A-Z_]+\]|<[^<>\s]+>)\1{7,}", lambda m: f"{m.group(1)}x{len(m.group(0)) // len(m.group(1))}",
+                  text)
 
 
 def audio_note(item: ModelInput, clips: list[np.ndarray], limit_s: float | None) -> dict[str, Any]:
