@@ -202,3 +202,15 @@ def test_check_finds_an_entry_by_name_and_suggests_close_names(tmp_path):
                                                                   "model_id": "Qwen/Qwen2-Audio-7B-Instruct"})
     with pytest.raises(SystemExit, match="no model entry 'qwen2-audi'; did you mean 'qwen2-audio'"):
         load_entry("qwen2-audi", str(cfg))
+
+
+def test_a_new_prompt_version_regenerates_hf_and_vllm_predictions(monkeypatch):
+    from lalmbench.inference.fingerprint import model_fingerprint
+    from lalmbench.models.hf import presets
+
+    hf = {"backend": "hf", "model_id": "google/gemma-3n-E2B-it"}
+    other = {"backend": "random"}
+    before = model_fingerprint(hf), model_fingerprint(other)
+    monkeypatch.setattr(presets, "PROMPT_VERSION", presets.PROMPT_VERSION + 1)
+    assert model_fingerprint(hf) != before[0]
+    assert model_fingerprint(other) == before[1]
