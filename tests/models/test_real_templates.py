@@ -214,3 +214,14 @@ def test_a_new_prompt_version_regenerates_hf_and_vllm_predictions(monkeypatch):
     monkeypatch.setattr(presets, "PROMPT_VERSION", presets.PROMPT_VERSION + 1)
     assert model_fingerprint(hf) != before[0]
     assert model_fingerprint(other) == before[1]
+
+
+def test_hf_models_declare_multi_audio_from_their_family_and_accept_the_gap_key(qwen2_audio_dir, af3_dir):
+    q = load_model("q", {"backend": "hf", "model_id": str(qwen2_audio_dir), "multi_audio_gap_s": 0.5,
+                         "generation": {"max_new_tokens": 2}})
+    a = load_model("a", {"backend": "hf", "model_id": str(af3_dir)})
+    assert (q.multi_audio, a.multi_audio) == (True, False)
+    two = q.generate([item(audios=[tiny.tone(1.0), tiny.tone(2.0, 300)])])[0]
+    one = q.generate([item()])[0]
+    line = len(q.tokenizer("Audio 2: <|audio_bos|><|audio_eos|>\n")["input_ids"])
+    assert two.error is None and two.input_tokens == one.input_tokens + line + 50  # "Audio 2:" line + 2 s of audio
