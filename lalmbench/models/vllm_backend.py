@@ -186,6 +186,11 @@ class VLLMModel(Model):
     def requests(self, batch: list[ModelInput]) -> list[Any]:
         sp, pos = self.cfg.get("system_prompt"), self.cfg.get("audio_position")
         fam = get_family(self.family)
+        limit = int((self.cfg.get("limit_mm_per_prompt") or {}).get("audio", 1))
+        over = [it.id for it in batch if len(fam.clips(it)) > limit]
+        if over:  # vLLM would refuse the prompt with a less telling message
+            raise ValueError(f"item(s) {over[:3]} carry more clips than limit_mm_per_prompt allows ({limit}): "
+                             f"set limit_mm_per_prompt: {{audio: N}} in the model entry")
         if self.mode == "prompt":
             return [build_prompt_request(it, self.family, self.processor, sp, pos) for it in batch]
         return [build_chat_messages(it, sp, pos or fam.audio_position, fam.multi_audio) for it in batch]

@@ -164,6 +164,13 @@ def test_generate_maps_outputs_and_fails_a_batch_as_a_whole(processor):
     model.llm = FakeLLM(fail=True)
     out = model.generate([item(tone()), item(tone(), i=1)])
     assert all(o.raw_output is None and "prompt too long" in o.error for o in out)
+    model.llm = FakeLLM()
+    two = ModelInput(id="two", prompt=PROMPT, question=PROMPT, options=[], audio=tone(), audios=[tone(), tone(2.0)],
+                     sample_rate=16000)
+    assert "set limit_mm_per_prompt: {audio: N}" in model.generate([two])[0].error
+    model.cfg = {"limit_mm_per_prompt": {"audio": 2}}
+    assert model.generate([two])[0].error is None
+    assert [len(a) for a, _ in model.llm.seen[0]["multi_modal_data"]["audio"]] == [16000, 32000]
 
 
 def test_importing_the_backends_loads_no_torch():
