@@ -60,7 +60,7 @@ lint: $(VENV)/.installed
 	$(SNAKEMAKE) --lint
 
 # Every bench under bench/ (bench/suite.py), each appending its figures to bench/results/, then the
-# README's Measured table regenerated from them. Needs the captioning env and Chromium for two of them.
+# table in docs/benchmarks-measured.md regenerated from them. Needs the captioning env and Chromium for two of them.
 bench: $(VENV)/.installed
 	$(VENV)/bin/python -m bench.suite
 

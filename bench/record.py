@@ -1,6 +1,6 @@
 """The one writer every bench uses: a figure becomes one JSON line in ``bench/results/<bench>.jsonl``.
 
-The README's "Measured" table is generated from these files (``python -m bench.readme_table``), so
+docs/benchmarks-measured.md's table is generated from these files (``python -m bench.measured_table``), so
 a figure is never typed by hand. Each line has exactly these keys::
 
     bench      the bench's name (its file under bench/results/)

@@ -1,4 +1,4 @@
-"""Every bench, in the order `make bench` runs them and the README's Measured table lists them.
+"""Every bench, in the order `make bench` runs them and docs/benchmarks-measured.md lists them.
 
     python -m bench.suite [NAME ...]     run all benches (or the named ones), then regenerate the table
 
@@ -29,7 +29,7 @@ BENCHES: dict[str, Bench] = {
     "scoring": Bench("python bench/bench_scoring.py --n 1000000", "parse + score 1M MCQ predictions"),
     "builders": Bench("python bench/bench_builders.py", "every MCQ family on 1M events / 100k clips"),
     "tacobelal_next": Bench("python bench/bench_tacobelal_next.py",
-                            "TACoBeLAL strong CSV -> next items, 1M rows, vs the predecessor's builder"),
+                            "TACoBeLAL strong CSV -> next items, 1M rows (vs the original script with --baseline-script)"),
     "dryrun": Bench("python bench/bench_dryrun.py", "snakemake -n on 63 models x 45 tasks"),
     "captioning": Bench("python bench/bench_captioning.py", "7 caption metrics vs pycocoevalcap; SBERT-sim"),
     "batching": Bench("python bench/bench_batching.py", "batched vs per-item generation, hf backend, CPU"),
@@ -60,10 +60,10 @@ def main(args: list[str] | None = None) -> int:
         print(f"== {name}: exit {rc} after {time.perf_counter() - t:.0f} s", flush=True)
         if rc:
             failed.append(name)
-    from bench import readme_table
+    from bench import measured_table
 
-    readme_table.main(["--write"])
-    print("README.md Measured table regenerated from bench/results")
+    measured_table.main(["--write"])
+    print("docs/benchmarks-measured.md: table regenerated from bench/results")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
