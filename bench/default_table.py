@@ -21,7 +21,7 @@ if __package__ in (None, ""):  # run as a file: make `bench` and `lalmbench` imp
 
 import pandas as pd  # noqa: E402
 
-from bench.markdown_block import split_block, sync_block  # noqa: E402
+from bench.markdown_block import add_mode_options, emit, split_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -128,20 +128,14 @@ def split_readme(text: str) -> tuple[str, str, str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tsv", default=str(TSV), help="a default run's all.tsv (default: results/all.tsv)")
-    g = ap.add_mutually_exclusive_group()
-    g.add_argument("--write", action="store_true", help="rewrite README.md's default-results table")
-    g.add_argument("--check", action="store_true", help="exit 1 when README.md's table is not the generated one")
+    add_mode_options(ap, README)
     a = ap.parse_args(argv)
     table = read_all_tsv(a.tsv)
     problem = default_config_mismatch(table)
     if problem:
         print(f"{a.tsv}: not a default run ({problem}); run `make run` with config/config.yaml", file=sys.stderr)
         return 2
-    block = render(table, a.tsv)
-    if not (a.write or a.check):
-        sys.stdout.write(block)
-        return 0
-    return sync_block(README, START, END, block, write=a.write, hint=HINT)
+    return emit(a, README, START, END, render(table, a.tsv), HINT)
 
 
 if __name__ == "__main__":

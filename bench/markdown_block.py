@@ -6,6 +6,7 @@ a fresh generation.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -36,3 +37,18 @@ def sync_block(path: Path, start: str, end: str, block: str, *, write: bool, hin
         print(f"{path.name}: {hint}", file=sys.stderr)
         return 1
     return 0
+
+
+def add_mode_options(ap: argparse.ArgumentParser, path: Path) -> None:
+    """--write / --check, the two ways a generator's CLI meets its file (default: print the block)."""
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--write", action="store_true", help=f"rewrite the generated block in {path.name}")
+    g.add_argument("--check", action="store_true", help=f"exit 1 when {path.name}'s block is not the generated one")
+
+
+def emit(args: argparse.Namespace, path: Path, start: str, end: str, block: str, hint: str) -> int:
+    """Print the block, or check / rewrite it in ``path`` as the options of add_mode_options ask."""
+    if not (args.write or args.check):
+        sys.stdout.write(block)
+        return 0
+    return sync_block(path, start, end, block, write=args.write, hint=hint)

@@ -17,7 +17,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make `bench` and `lalmbench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.markdown_block import split_block, sync_block  # noqa: E402
+from bench.markdown_block import add_mode_options, emit, split_block  # noqa: E402
 from bench.record import ROOT, latest, meets, read_results  # noqa: E402
 from bench.suite import BENCHES  # noqa: E402
 
@@ -74,15 +74,8 @@ def split_page(text: str) -> tuple[str, str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    g = ap.add_mutually_exclusive_group()
-    g.add_argument("--write", action="store_true", help="rewrite the table in docs/benchmarks-measured.md")
-    g.add_argument("--check", action="store_true", help="exit 1 when the page's table is not the generated one")
-    a = ap.parse_args(argv)
-    table = render()
-    if not (a.write or a.check):
-        sys.stdout.write(table)
-        return 0
-    return sync_block(PAGE, START, END, table, write=a.write, hint=HINT)
+    add_mode_options(ap, PAGE)
+    return emit(ap.parse_args(argv), PAGE, START, END, render(), HINT)
 
 
 if __name__ == "__main__":
