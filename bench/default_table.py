@@ -65,11 +65,12 @@ def render(table: pd.DataFrame, where: str = "all.tsv") -> str:
     tasks = list(dict.fromkeys(zip(acc["dataset"], acc["task"])))
 
     def title(model: str, condition: str, prompt: str) -> str:
-        words = [f"`{model}`"] + ([] if condition == "audio" else [condition]) + ([prompt] if several_prompts else [])
-        return ", ".join(words)
+        """Plain words, so the default's seven columns fit the README's 120-character lines."""
+        words = [model] + ([] if condition == "audio" else [condition]) + ([f"[{prompt}]"] if several_prompts else [])
+        return " ".join(words)
 
     cells = {(r.model, r.condition, r.prompt, r.dataset, r.task): r for r in acc.itertuples(index=False)}
-    lines = ["| task | n | chance | " + " | ".join(title(*c) for c in columns) + " |",
+    lines = ["|task|n|chance|" + "|".join(title(*c) for c in columns) + "|",  # no padding: the widest line
              "|---|---|---|" + "---|" * len(columns)]
     flags: dict[str, list[str]] = {}
     for dataset, task in tasks:

@@ -34,13 +34,13 @@ ROWS = [
 def test_the_table_has_a_row_per_task_and_a_column_per_model_and_condition(tmp_path):
     table = default_table.read_all_tsv(all_tsv(tmp_path, ROWS))
     assert default_table.render(table) == (
-        "| task | n | chance | `random` | `random`, no-audio | `signal` |\n"
+        "|task|n|chance|random|random no-audio|signal|\n"
         "|---|---|---|---|---|---|\n"
         "| beep-count | 24 | 0.25 | 0.33 | 0.25† | 1.00* |\n"
         "| pitch-order | 24 | 0.50 | 0.50 | — | — |\n"
         "\n"
         "`*` differs from chance (exact two-sided binomial test, p < 0.05).\n"
-        "`†` `random`, no-audio: flagged `not-listening:no-audio` in `all.tsv`.\n")
+        "`†` random no-audio: flagged `not-listening:no-audio` in `all.tsv`.\n")
 
 
 def test_several_prompts_name_the_prompt_and_unequal_n_shows_the_span(tmp_path):
@@ -49,7 +49,7 @@ def test_several_prompts_name_the_prompt_and_unequal_n_shows_the_span(tmp_path):
             dict(model="m", dataset="d", task="t", condition="silence", prompt="p2", value=0.25, n=18, chance=0.5,
                  p_vs_chance=0.04)]
     lines = default_table.render(default_table.read_all_tsv(all_tsv(tmp_path, rows))).splitlines()
-    assert lines[0] == "| task | n | chance | `m`, p1 | `m`, silence, p2 |"
+    assert lines[0] == "|task|n|chance|m [p1]|m silence [p2]|"
     assert lines[2] == "| t | 18–20 | 0.50 | 0.50 | 0.25* |"
 
 
