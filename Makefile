@@ -50,7 +50,7 @@ test-core: $(VENV)/.installed yamnet offline-llm $(ENVS)/captioning/.ready $(ENV
 
 test-hf: $(ENVS)/hf/.ready
 	PYTHONPATH=. $(ENVS)/hf/bin/python -m pytest -p no:cacheprovider tests/models/test_hf_families.py \
-	  tests/models/test_attention_hf.py -q
+	  tests/models/test_real_templates.py tests/models/test_attention_hf.py -q
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
 test-fast: $(VENV)/.installed yamnet
