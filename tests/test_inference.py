@@ -229,6 +229,19 @@ def test_reading_some_keys_parses_only_their_rows(tmp_path):
     assert len(read_rows(tmp_path / "c.jsonl")) == 10
 
 
+def test_a_response_field_holding_a_key_never_shadows_the_rows_own_key(tmp_path):
+    from lalmbench.inference.cache import PredictionCache, read_rows
+
+    cache = PredictionCache(tmp_path / "c.jsonl")
+    cache.append([{"key": "real", "error": None, "extra": {"key": "decoy"}, "raw_output": "A"}])
+    cache.close()
+    assert read_rows(tmp_path / "c.jsonl", {"real"})["real"]["raw_output"] == "A"
+    # a line written with sorted keys (an older cache) is parsed whole, never skipped by the decoy
+    (tmp_path / "old.jsonl").write_text(json.dumps({"error": None, "extra": {"key": "decoy"}, "key": "real"},
+                                                   sort_keys=True) + "\n")
+    assert list(read_rows(tmp_path / "old.jsonl", {"real"})) == ["real"]
+
+
 def test_a_truncated_predictions_file_names_itself_and_the_way_out(items_path, tmp_path):
     out = tmp_path / "p.parquet"
     run_inference(items_path=str(items_path), out_path=str(out), model_name="random", model_cfg={"backend": "random"},

@@ -53,7 +53,24 @@ def repair_tail(path: Path) -> int:
     return size - keep
 
 
-_KEY = '"key": "'
+_KEY_PREFIX = '{"key": "'  # every row is written with its key first (row_line)
+
+
+def row_line(row: dict) -> str:
+    """One cache line: ``key`` first, the rest sorted, ASCII-escaped JSON (any string the model
+    produced, lone surrogates included, round-trips). The key's place is fixed so that a reader can
+    skip a row by its prefix without a response field that holds its own ``"key"`` shadowing it."""
+    rest = {k: v for k, v in row.items() if k != "key"}
+    return json.dumps({"key": row["key"], **dict(sorted(rest.items()))}, ensure_ascii=True) + "\n"
+
+
+def _prefix_key(line: str) -> str | None:
+    """The row's key read from the line's prefix, or None for a line not in that form (then the whole
+    line is parsed). Keys are hex digests: no escapes inside the quotes."""
+    if not line.startswith(_KEY_PREFIX):
+        return None
+    end = line.find('"', len(_KEY_PREFIX))
+    return line[len(_KEY_PREFIX):end] if end > 0 else None
 
 
 def read_rows(path: Path, keys: set[str] | None = None) -> dict[str, dict]:
@@ -67,15 +84,19 @@ def read_rows(path: Path, keys: set[str] | None = None) -> dict[str, dict]:
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if keys is not None:
-                at = line.find(_KEY)
-                if at >= 0 and line[at + len(_KEY):line.find('"', at + len(_KEY))] not in keys:
+                key = _prefix_key(line)
+                if key is not None and key not in keys:
                     continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise io.InputError(f"{path}:{lineno}: corrupt prediction cache line ({exc.msg}); "
                                     f"delete the file to regenerate its predictions") from None
-            rows[rec["key"]] = rec
+            if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
+                raise io.InputError(f"{path}:{lineno}: prediction cache line without a string 'key'; "
+                                    f"delete the file to regenerate its predictions")
+            if keys is None or rec["key"] in keys:
+                rows[rec["key"]] = rec
     return rows
 
 
@@ -101,8 +122,7 @@ class PredictionCache:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "a", encoding="utf-8")
-        # ASCII-escaped JSON: any string the model produced (lone surrogates included) round-trips
-        self._fh.write("".join(json.dumps(r, sort_keys=True, ensure_ascii=True) + "\n" for r in rows))
+        self._fh.write("".join(row_line(r) for r in rows))
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self.rows.update((r["key"], r) for r in rows)

@@ -9,7 +9,7 @@ import pandas as pd
 from lalmbench.core import io
 from lalmbench.inference.cache import read_rows
 from lalmbench.inference.fingerprint import model_fingerprint
-from lalmbench.inference.plan import INPUTS_KEY, input_digests
+from lalmbench.inference.plan import INPUTS_KEY, input_digests, summary_path
 from lalmbench.inference.slices import Slice, prepare
 
 PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", "output_tokens", "batch_size",
@@ -26,8 +26,9 @@ def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_ra
     if missing:
         raise io.InputError(f"{cache_path}: no prediction for {len(missing)} of {len(p.items)} items of {sl.items} "
                             f"({sl.condition}, {sl.prompt}), first {missing[:3]}: the model's generate job has not "
-                            f"made them (was the cache deleted or moved?); delete the model's "
-                            f"results/predictions/<model>/generate.json so that job runs again")
+                            f"made them (was the cache deleted or moved, or a prompt template edited while it ran?); "
+                            f"delete {summary_path(Path(cache_path).parent.name)} so that job runs again and "
+                            f"generates them")
     # the cache is shared by slices with identical inputs: this slice's names go in its file
     out = [{**rows[k], "id": it["id"], "condition": sl.condition, "prompt": sl.prompt}
            for it, k in zip(p.items, p.keys)]
