@@ -18,6 +18,9 @@ class FakeServer:
         self.answer = None  # optional: Authorization header -> the answer text of a success
         self.answer_body = None  # optional: request body -> the answer text of a success (scripted per prompt)
         self.fail_if = None  # optional: request body -> (status, extra headers) to fail it, or None
+        self.respond = None  # optional: Authorization header -> the whole JSON object of a success
+        self.drip_s = None  # optional: send a success one byte every drip_s seconds (a hanging server)
+        self.endless = False  # optional: a chunked success body that never ends (until the client leaves)
         self.delay_s = 0.0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -49,6 +52,12 @@ class FakeServer:
                         if server.fail_body:
                             return self._send(status, server.fail_body(auth), hdrs)
                         return self._send(status, {"error": {"message": f"failure for key {auth[7:]}"}}, hdrs)
+                    if server.drip_s is not None:
+                        return self._drip(server.drip_s)
+                    if server.endless:
+                        return self._endless()
+                    if server.respond:
+                        return self._send(200, server.respond(self.headers.get("Authorization", "")))
                     user = body["messages"][-1]["content"]
                     n_audio = sum(p["type"] == "input_audio" for p in user)
                     text = next(p["text"] for p in user if p["type"] == "text")
@@ -61,6 +70,32 @@ class FakeServer:
                 finally:
                     with server.lock:
                         server.in_flight -= 1
+
+            def _drip(self, every_s, limit=200):
+                """A body of ``limit`` bytes, one every ``every_s`` s: each read is quick, the whole is not."""
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(limit))
+                self.end_headers()
+                try:
+                    for _ in range(limit):  # bounded: stops at limit or when the client hangs up
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(every_s)
+                except OSError:
+                    pass
+
+            def _endless(self, chunk=b"x" * 65536, limit=4096):
+                """A chunked body that goes on until the client hangs up (at most limit x 64 KiB = 256 MiB)."""
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    for _ in range(limit):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                except OSError:
+                    pass
 
             def _send(self, status, obj, hdrs=None):
                 data = obj.encode() if isinstance(obj, str) else json.dumps(obj).encode()

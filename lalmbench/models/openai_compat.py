@@ -3,7 +3,12 @@
 Audio travels as a base64 WAV ``input_audio`` content part before the prompt text, the format
 vLLM's OpenAI server and hosted audio models accept. Requests for a batch run on a bounded
 thread pool (``params.max_concurrency``); 429, 5xx, timeouts and dropped connections are retried
-with exponential backoff (honouring ``Retry-After``), other 4xx fail that item at once.
+with exponential backoff (honouring ``Retry-After``, clamped to ``[0, backoff_max_s]``), other 4xx
+fail that item at once. Every request is bounded as a whole: ``timeout_s`` bounds each read and
+``deadline_s`` the whole exchange (a server dripping a byte at a time cannot hold a job), and the
+body is read at most ``max_response_bytes`` far (an endless body cannot fill memory); both are
+item errors. Every field taken from a response is type-checked (token counts are integers or
+missing; anything else is an item error) and scrubbed of the key.
 
 The API key comes only from the environment variable named by ``params.api_key_env`` (default
 ``OPENAI_API_KEY``; ``null`` for a server without auth), stripped of surrounding whitespace and
@@ -19,13 +24,16 @@ Model entry::
     batch_size: 16                            # items handed over per call (the pool works through them)
     generation: {max_new_tokens: 64, temperature: 0.0}
     params: {base_url: "http://127.0.0.1:8000/v1", api_key_env: OPENAI_API_KEY, max_concurrency: 4,
-             max_retries: 5, timeout_s: 120, backoff_s: 1.0, backoff_max_s: 60, system_prompt: null}
+             max_retries: 5, timeout_s: 120, deadline_s: 600, max_response_bytes: 8388608,
+             backoff_s: 1.0, backoff_max_s: 60, system_prompt: null}
 """
 from __future__ import annotations
 
 import base64
 import io
+import json
 import logging
+import math
 import os
 import random
 import time
@@ -41,6 +49,8 @@ log = logging.getLogger("lalmbench.models.openai")
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _ERR_BODY_CHARS = 300
+DEFAULT_DEADLINE_S = 600.0
+DEFAULT_MAX_RESPONSE_BYTES = 8 << 20  # a chat answer is kilobytes; this leaves room for long reasoning traces
 
 
 def wav_base64(audio: np.ndarray, sample_rate: int) -> str:
@@ -66,11 +76,64 @@ def build_messages(x: ModelInput, system_prompt: str | None = None) -> list[dict
     return msgs + [{"role": "user", "content": content}]
 
 
+class _BadResponse(ValueError):
+    """A response field of the wrong type: an item error naming the field, never quoting its value."""
+
+
+def _field(obj: Any, key: str, where: str, types: tuple[type, ...], required: bool = False) -> Any:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if value is None:
+        if required:
+            raise _BadResponse(f"response field {where} is missing")
+        return None
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        names = " or ".join(t.__name__ for t in types)
+        raise _BadResponse(f"response field {where} should be {names} or missing, got {type(value).__name__}")
+    return value
+
+
+def _token_count(usage: dict, key: str) -> int | None:
+    n = _field(usage, key, f"usage.{key}", (int,))
+    if n is not None and n < 0:
+        raise _BadResponse(f"response field usage.{key} should be a count >= 0, got {n}")
+    return n
+
+
 def _message_text(choice: dict) -> str:
-    content = (choice.get("message") or {}).get("content")
+    message = _field(choice, "message", "choices[0].message", (dict,)) or {}
+    content = _field(message, "content", "choices[0].message.content", (str, list))
     if isinstance(content, list):  # some servers return content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
+        return "".join(_field(part, "text", f"choices[0].message.content[{i}].text", (str,)) or ""
+                       for i, part in enumerate(content) if isinstance(part, dict))
+    return "" if content is None else content
+
+
+def parse_response(resp: Any) -> tuple[str, int | None, int | None, str | None, str | None]:
+    """``(text, prompt_tokens, completion_tokens, finish_reason, served_model)`` of a chat-completions
+    response; :class:`_BadResponse` when a field has the wrong type (a count that is a string, a
+    message that is a number), so nothing untyped reaches the cache or the predictions file."""
+    if not isinstance(resp, dict):
+        raise _BadResponse(f"response is a JSON {type(resp).__name__}, not an object")
+    choices = _field(resp, "choices", "choices", (list,)) or []
+    if not choices:
+        raise _BadResponse("response has no choices")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise _BadResponse(f"response field choices[0] should be an object, got {type(choice).__name__}")
+    usage = _field(resp, "usage", "usage", (dict,)) or {}
+    return (_message_text(choice), _token_count(usage, "prompt_tokens"), _token_count(usage, "completion_tokens"),
+            _field(choice, "finish_reason", "choices[0].finish_reason", (str,)),
+            _field(resp, "model", "model", (str,)))
+
+
+def retry_after_s(header: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for, or None (then our own backoff applies): a date, a
+    negative, NaN or infinite value is not a wait ``time.sleep`` can take."""
+    try:
+        value = float(header) if header is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) and value >= 0 else None
 
 
 class _Retryable(Exception):
@@ -101,8 +164,13 @@ class OpenAICompatible(Model):
         self.backoff_s = float(p.get("backoff_s", 1.0))
         self.backoff_max_s = float(p.get("backoff_max_s", 60.0))
         self.system_prompt = p.get("system_prompt")
+        self.timeout_s = float(p.get("timeout_s", 120.0))
+        self.deadline_s = float(p.get("deadline_s", DEFAULT_DEADLINE_S))
+        self.max_response_bytes = int(p.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES))
         if self.max_concurrency < 1 or self.max_retries < 0:
             raise ValueError(f"model {name!r}: params.max_concurrency must be >= 1 and max_retries >= 0")
+        if not (self.timeout_s > 0 and self.deadline_s > 0 and self.max_response_bytes > 0):
+            raise ValueError(f"model {name!r}: params.timeout_s, deadline_s and max_response_bytes must be > 0")
         leaks = config_secret_problems({name: cfg})  # also when an entry did not come through the config check
         if leaks:
             raise ValueError("; ".join(leaks))
@@ -116,7 +184,7 @@ class OpenAICompatible(Model):
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._client = httpx.Client(headers=headers, timeout=float(p.get("timeout_s", 120.0)),
+        self._client = httpx.Client(headers=headers, timeout=self.timeout_s,
                                     limits=httpx.Limits(max_connections=self.max_concurrency))
         self._httpx = httpx
         self._rng = random.Random(self.seed)
@@ -134,35 +202,66 @@ class OpenAICompatible(Model):
         body.update(gen)  # anything else (top_p, stop, ...) passes through as the API names it
         return body
 
-    def _body(self, r: Any) -> str:
+    def _body(self, data: bytes) -> str:
         """The response body for an error message: redacted first, then cut (a key straddling the
         cut would otherwise leave its first part behind)."""
-        return self._redact.excerpt(r.text, _ERR_BODY_CHARS)
+        return self._redact.excerpt(data.decode("utf-8", errors="replace"), _ERR_BODY_CHARS)
+
+    def _read(self, r: Any, deadline: float) -> bytes:
+        """The body, read chunk by chunk against the request's deadline and the size cap."""
+        chunks, size = [], 0
+        for chunk in r.iter_raw():
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise RuntimeError(f"HTTP {r.status_code}: response body exceeds params.max_response_bytes "
+                                   f"({self.max_response_bytes} bytes); not read further")
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise _Retryable(f"deadline: the response took longer than params.deadline_s ({self.deadline_s:g} s) "
+                                 f"to arrive ({size} bytes so far)")
+        return b"".join(chunks)
 
     def _post(self, body: dict) -> dict:
         httpx = self._httpx
+        deadline = time.monotonic() + self.deadline_s
+        # each read waits at most timeout_s and never past the deadline; the loop in _read checks between reads
+        timeout = httpx.Timeout(min(self.timeout_s, self.deadline_s))
         try:
-            r = self._client.post(self.url, json=body)
+            with self._client.stream("POST", self.url, json=body, timeout=timeout) as r:
+                data = self._read(r, deadline)
+                # the body arrives decompressed only via iter_bytes; iter_raw bounds what crosses the wire
+                encoding = r.headers.get("content-encoding", "identity").lower()
+                if encoding not in ("", "identity"):
+                    data = self._decoded(data, encoding)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
         if r.status_code in RETRY_STATUS or r.status_code >= 500:
-            ra = r.headers.get("retry-after")
-            try:
-                retry_after = float(ra) if ra is not None else None
-            except ValueError:
-                retry_after = None
-            raise _Retryable(f"HTTP {r.status_code}: {self._body(r)}", retry_after)
+            raise _Retryable(f"HTTP {r.status_code}: {self._body(data)}", retry_after_s(r.headers.get("retry-after")))
         if r.status_code >= 400:
             hint = f" (is ${self._key_env} set to a valid key?)" if r.status_code in (401, 403) else ""
-            raise RuntimeError(f"HTTP {r.status_code}{hint}: {self._body(r)}")
+            raise RuntimeError(f"HTTP {r.status_code}{hint}: {self._body(data)}")
         try:
-            return r.json()
+            return json.loads(data)
         except ValueError:
-            raise RuntimeError(f"HTTP {r.status_code}: response is not JSON: {self._body(r)}") from None
+            raise RuntimeError(f"HTTP {r.status_code}: response is not JSON: {self._body(data)}") from None
+
+    def _decoded(self, data: bytes, encoding: str) -> bytes:
+        """A compressed body, inflated no further than the size cap (a small gzip can expand a thousandfold)."""
+        import zlib
+
+        if encoding not in ("gzip", "deflate"):
+            raise RuntimeError(f"response uses content-encoding {encoding!r}; the openai backend reads gzip, "
+                               "deflate or none")
+        inflater = zlib.decompressobj(47 if encoding == "gzip" else 15)
+        out = inflater.decompress(data, self.max_response_bytes + 1)
+        if len(out) > self.max_response_bytes:
+            raise RuntimeError(f"response body exceeds params.max_response_bytes ({self.max_response_bytes} bytes) "
+                               "once decompressed")
+        return out
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
-            return min(retry_after, self.backoff_max_s)
+            return max(0.0, min(retry_after, self.backoff_max_s))
         return min(self.backoff_s * (2 ** attempt), self.backoff_max_s) * (0.5 + 0.5 * self._rng.random())
 
     def _failed(self, exc: BaseException) -> ModelOutput:
@@ -187,16 +286,13 @@ class OpenAICompatible(Model):
                 continue
             except Exception as exc:
                 return self._failed(exc)
-            choices = resp.get("choices") or []
-            if not choices:
-                return ModelOutput(raw_output=None,
-                                   error=f"response has no choices: {self._redact.excerpt(str(resp), 200)}")
-            usage = resp.get("usage") or {}
+            try:
+                text, n_in, n_out, finish, served = parse_response(resp)
+            except _BadResponse as exc:
+                return ModelOutput(raw_output=None, error=f"{exc}: {self._redact.excerpt(json.dumps(resp), 200)}")
             return self._scrubbed(x, ModelOutput(
-                raw_output=_message_text(choices[0]), input_tokens=usage.get("prompt_tokens"),
-                output_tokens=usage.get("completion_tokens"),
-                extra={"attempts": attempt + 1, "finish_reason": choices[0].get("finish_reason"),
-                       "served_model": resp.get("model")}))
+                raw_output=text, input_tokens=n_in, output_tokens=n_out,
+                extra={"attempts": attempt + 1, "finish_reason": finish, "served_model": served}))
         return ModelOutput(raw_output=None, error=f"gave up after {self.max_retries + 1} attempts: {last}")
 
     def _scrubbed(self, x: ModelInput, out: ModelOutput) -> ModelOutput:

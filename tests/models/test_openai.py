@@ -225,3 +225,51 @@ def test_secret_never_reaches_predictions_or_logs(server, monkeypatch, tmp_path,
     assert scan_tree(tmp_path, FAKE_KEY) == {}
     assert leaks(caplog.text, FAKE_KEY) == [] and "HTTP 500" in caplog.text
     assert leaks(repr(load_model("m", cfg)), FAKE_KEY) == []
+
+
+def test_a_dripping_server_is_cut_by_the_whole_request_deadline(server, key):
+    server.drip_s = 0.1  # each byte well inside timeout_s; the 200-byte body would take 20 s
+    model = load_model("m", _cfg(server, timeout_s=1, deadline_s=0.5, max_retries=0))
+    start = time.monotonic()
+    (out,) = model.generate([_inp("a")])
+    assert time.monotonic() - start < 3
+    assert out.raw_output is None
+    assert "the response took longer than params.deadline_s (0.5 s) to arrive" in out.error
+
+
+def test_an_endless_body_is_cut_at_the_size_cap(server, key):
+    server.endless = True
+    model = load_model("m", _cfg(server, max_response_bytes=1 << 20, max_retries=0))
+    (out,) = model.generate([_inp("a")])
+    assert out.raw_output is None
+    assert "response body exceeds params.max_response_bytes (1048576 bytes); not read further" in out.error
+
+
+@pytest.mark.parametrize("retry_after", ["-5", "nan", "inf", "Wed, 21 Oct 2015 07:28:00 GMT"])
+def test_a_retry_after_that_is_no_wait_falls_back_to_backoff(server, key, retry_after):
+    server.fail_first = [(503, {"Retry-After": retry_after}), None, None]
+    model = load_model("m", _cfg(server, max_concurrency=1))
+    outs = model.generate([_inp("a"), _inp("b")])
+    assert [o.error for o in outs] == [None, None]
+    assert [o.extra["attempts"] for o in outs] == [2, 1]
+
+
+def test_a_response_field_of_the_wrong_type_is_an_item_error_without_the_key(server, key):
+    server.respond = lambda auth: {"model": "m", "usage": {"prompt_tokens": auth, "completion_tokens": 1},
+                                   "choices": [{"finish_reason": "stop", "message": {"content": "A"}}]}
+    model = load_model("m", _cfg(server, max_retries=0))
+    (out,) = model.generate([_inp("a")])
+    assert out.raw_output is None and out.input_tokens is None
+    assert out.error.startswith("response field usage.prompt_tokens should be int or missing, got str: ")
+    assert leaks(out.error, FAKE_KEY) == [] and "Bearer ***" in out.error
+
+
+def test_every_text_field_of_a_response_is_scrubbed(server, key):
+    server.respond = lambda auth: {
+        "model": f"m-{auth}", "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+        "choices": [{"finish_reason": auth, "message": {"content": [{"type": "text", "text": f"A {auth}"}]}}]}
+    model = load_model("m", _cfg(server))
+    (out,) = model.generate([_inp("a")])
+    assert (out.raw_output, out.input_tokens, out.output_tokens) == ("A Bearer ***", 5, 2)
+    assert out.extra == {"attempts": 1, "finish_reason": "Bearer ***", "served_model": "m-Bearer ***",
+                         "key_redacted": True}
