@@ -46,7 +46,7 @@ def _audio_digest(body: dict) -> str:
 @pytest.mark.slow
 def test_a_run_against_a_key_echoing_server_writes_the_key_nowhere(tmp_path, monkeypatch):
     server = FakeServer()
-    state = {"n": 0, "bad": None, "echoed": False}
+    state = {"n": 0, "bad": None, "ok": 0}
 
     def fail_if(body):
         """Request 1: a 500 (retried); the item of request 2: a 401 every time it is asked."""
@@ -65,13 +65,22 @@ def test_a_run_against_a_key_echoing_server_writes_the_key_nowhere(tmp_path, mon
         assert body.index(KEY) < 300 < body.index(KEY) + len(KEY)
         return body
 
-    def answer(auth):
-        if state["echoed"]:
-            return "A"
-        state["echoed"] = True
-        return f"A. You sent {auth}"
+    def respond(auth):
+        """First success: the key in every text field; second: the key as token counts (an item error,
+        retried alone by the runner); then plain answers."""
+        state["ok"] += 1
+        if state["ok"] == 1:
+            return {"id": auth, "model": f"fake {auth}", "system_fingerprint": auth,
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 1, "detail": auth},
+                    "choices": [{"finish_reason": auth, "logprobs": auth,
+                                 "message": {"role": auth, "content": [{"type": "text", "text": f"A. You sent {auth}"}]}}]}
+        if state["ok"] == 2:
+            return {"model": "fake", "usage": {"prompt_tokens": auth, "completion_tokens": auth},
+                    "choices": [{"finish_reason": "stop", "message": {"content": "A"}}]}
+        return {"model": "fake", "usage": {"prompt_tokens": 11, "completion_tokens": 1},
+                "choices": [{"finish_reason": "stop", "message": {"content": "A"}}]}
 
-    server.fail_if, server.fail_body, server.answer = fail_if, fail_body, answer
+    server.fail_if, server.fail_body, server.respond = fail_if, fail_body, respond
     (tmp_path / "wf").mkdir()
     wd = copy_workflow(tmp_path / "wf")
     (wd / ".test" / "secrets.yaml").write_text(CONFIG.format(url=server.url))
@@ -82,8 +91,8 @@ def test_a_run_against_a_key_echoing_server_writes_the_key_nowhere(tmp_path, mon
     finally:
         server.close()
 
-    # the run really met every echo: the server saw the stripped key, 6 items + 1 retry + 1 runner retry
-    assert {h["Authorization"] for h in server.headers} == {f"Bearer {KEY}"} and len(server.requests) == 8
+    # the run really met every echo: the server saw the stripped key, 6 items + 1 retry + 2 runner retries
+    assert {h["Authorization"] for h in server.headers} == {f"Bearer {KEY}"} and len(server.requests) == 9
     pred = pd.read_parquet(wd / "results/predictions/api/synth-trivial/pitch-order/audio/mcq-default.parquet")
     errors = pred["error"].dropna().tolist()
     assert errors == ["RuntimeError: HTTP 401 (is $LALM_E2E_KEY set to a valid key?): b64=*** url=Bearer%20*** "
