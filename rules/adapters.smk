@@ -27,7 +27,7 @@ rule adapt_dataset:
     resources:
         **DATA_JOB,
     shell:
-        "{params.py} scripts/adapt_dataset.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
+        "{params.py:q} scripts/adapt_dataset.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--clips {output.clips} --events {output.events} --items {output.items_jsonl} --stats {output.stats} "
         "> {log} 2>&1"
 
@@ -54,7 +54,7 @@ rule mix_dataset:
     resources:
         **DATA_JOB,
     shell:
-        "{params.py} scripts/adapt_mix.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
+        "{params.py:q} scripts/adapt_mix.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--source-clips {input.clips} --source-events {input.events} --clips {output.clips} "
         "--events {output.events} --plan {output.plan} --audio-dir {output.audio} > {log} 2>&1"
 
@@ -80,7 +80,7 @@ rule import_task:
     resources:
         runtime=30,
     shell:
-        "{params.py} scripts/adapt_import_task.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
+        "{params.py:q} scripts/adapt_import_task.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--task {wildcards.task} --clips {input.clips} --source-items {input.source_items} "
         "--items {output.tasks_jsonl} --stats {output.stats} --adapt-stats {input.adapt_stats} > {log} 2>&1"
 

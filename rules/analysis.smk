@@ -23,7 +23,7 @@ rule analysis_similarity:
     params:
         py=env_python("core"),
         model=embedding_model(SIMILARITY),
-        category=f"--category {SIMILARITY['category']}" if SIMILARITY.get("category") else "",
+        category=f"--category {shlex.quote(SIMILARITY['category'])}" if SIMILARITY.get("category") else "",
         batch_size=SIMILARITY.get("batch_size", 64),
     conda:
         conda_file("core")
@@ -31,7 +31,7 @@ rule analysis_similarity:
     resources:
         **DATA_JOB,
     shell:
-        "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py} scripts/analysis_similarity.py run --a {input.a} "
+        "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py:q} scripts/analysis_similarity.py run --a {input.a} "
         "--b {input.b} --labels {wildcards.cond_a} {wildcards.cond_b} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.prompt} --model {params.model:q} "
         "{params.category} --batch-size {params.batch_size} --json {output.json} --tsv {output.tsv} > {log} 2>&1"
@@ -50,7 +50,7 @@ rule analysis_similarity_table:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/analysis_similarity.py table --out {output} {input.jsons} > {log} 2>&1"
+        "{params.py:q} scripts/analysis_similarity.py table --out {output} {input.jsons} > {log} 2>&1"
 
 
 rule analysis_reference_agreement:
@@ -75,6 +75,6 @@ rule analysis_reference_agreement:
     resources:
         **DATA_JOB,
     shell:
-        "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py} scripts/analysis_reference_agreement.py "
+        "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py:q} scripts/analysis_reference_agreement.py "
         "--items {input.task_items} --out-dir results/analysis/reference_agreement/{wildcards.dataset}/{wildcards.task} "
         "--model {params.model:q} --z {params.z} --batch-size {params.batch_size} > {log} 2>&1"

@@ -41,7 +41,7 @@ for _env in MODEL_ENVS:
         resources:
             **model_job_resources(),
         shell:
-            "{params.py} scripts/attention_capture.py --model {wildcards.model} --model-json {params.model:q} "
+            "{params.py:q} scripts/attention_capture.py --model {wildcards.model} --model-json {params.model:q} "
             "--specs-json {params.specs:q} --manifest {output} --sample-rate {params.sample_rate} > {log} 2>&1"
 
 
@@ -64,7 +64,7 @@ rule attention_model_figures:
         mem_mb=4000,
         runtime=30,
     shell:
-        "{params.py} scripts/plot_attention.py model --manifest {input.manifest} --heatmaps {output.heatmaps} "
+        "{params.py:q} scripts/plot_attention.py model --manifest {input.manifest} --heatmaps {output.heatmaps} "
         "--tsv {output.tsv} > {log} 2>&1"
 
 
@@ -83,5 +83,5 @@ rule attention_share:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/plot_attention.py share {input.tables} --png {output.png} --svg {output.svg} "
+        "{params.py:q} scripts/plot_attention.py share {input.tables} --png {output.png} --svg {output.svg} "
         "--tsv {output.tsv} > {log} 2>&1"

@@ -20,5 +20,5 @@ rule build_browser:
     resources:
         mem_mb=4000,
     shell:
-        "{params.py} scripts/browser_build.py --decisions {input.decisions} --html {output.html} "
+        "{params.py:q} scripts/browser_build.py --decisions {input.decisions} --html {output.html} "
         "--data {output.data} --options-json {params.options:q} {input.tasks} > {log} 2>&1"

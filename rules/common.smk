@@ -1,4 +1,5 @@
 # Helpers for all rule files. Config validation, the run grid, per-env python and conda files.
+import shlex
 import sys
 from functools import lru_cache
 from pathlib import Path

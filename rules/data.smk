@@ -28,5 +28,5 @@ rule synth_scenes:
     resources:
         runtime=30,
     shell:
-        "{params.py} scripts/synth_scenes.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
+        "{params.py:q} scripts/synth_scenes.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--clips {output.clips} --events {output.events} --audio-dir {output.audio} > {log} 2>&1"

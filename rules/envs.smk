@@ -16,6 +16,6 @@ rule build_venv:
         conda_file("core")  # only software=venv uses this rule; the directive keeps --lint meaningful
     localrule: True
     shell:
-        "({params.python} -m venv {params.venv} && "
-        "{params.venv}/bin/python -m pip install -r {input} && "
-        "{params.venv}/bin/python -m pip check) > {log} 2>&1"
+        "({params.python:q} -m venv {params.venv:q} && "
+        "{params.venv:q}/bin/python -m pip install -r {input} && "
+        "{params.venv:q}/bin/python -m pip check) > {log} 2>&1"

@@ -22,7 +22,7 @@ rule collect_decisions:
     resources:
         mem_mb=4000,
     shell:
-        "{params.py} scripts/plot_decisions.py --out {output} {input.decisions} > {log} 2>&1"
+        "{params.py:q} scripts/plot_decisions.py --out {output} {input.decisions} > {log} 2>&1"
 
 
 rule plot_robustness:
@@ -46,7 +46,7 @@ rule plot_robustness:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/plot_robustness.py --table {input.table} --decisions {input.decisions} "
+        "{params.py:q} scripts/plot_robustness.py --table {input.table} --decisions {input.decisions} "
         "{params.circular} --prompts {params.prompts} --png {output.png} --svg {output.svg} "
         "--tsv-spread {output.spread} --tsv-position {output.position} --tsv-circular {output.circular} "
         "> {log} 2>&1"
@@ -71,7 +71,7 @@ rule plot_parsing:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/plot_parsing.py --decisions {input.decisions} --prompts {params.prompts} "
+        "{params.py:q} scripts/plot_parsing.py --decisions {input.decisions} --prompts {params.prompts} "
         "--confusion-png {output.confusion_png} --confusion-svg {output.confusion_svg} "
         "--confusion-tsv {output.confusion_tsv} --stages-png {output.stages_png} --stages-svg {output.stages_svg} "
         "--stages-tsv {output.stages_tsv} > {log} 2>&1"
@@ -107,7 +107,7 @@ for _fig, (_category, _extra) in DECISION_FIGURES.items():
         conda:
             conda_file("core")
         shell:
-            f"{{params.py}} scripts/plot_{_fig}.py --decisions {{input.decisions}} --prompts {{params.prompts}} "
+            f"{{params.py:q}} scripts/plot_{_fig}.py --decisions {{input.decisions}} --prompts {{params.prompts}} "
             "--png {output.png} --svg {output.svg} --tsv {output.tsv} "
             + "".join(f"{flag} {{output.{name}}} " for name, (_, flag) in _extra.items())
             + "> {log} 2>&1"

@@ -31,7 +31,7 @@ rule cache_audio:
     resources:
         **DATA_JOB,
     shell:
-        "{params.py} scripts/cache_audio.py --items {input.tasks_jsonl} --out-dir {output.audio} "
+        "{params.py:q} scripts/cache_audio.py --items {input.tasks_jsonl} --out-dir {output.audio} "
         "--manifest {output.manifest} --sample-rate {params.sample_rate} > {log} 2>&1"
 
 
@@ -66,8 +66,8 @@ for _env in MODEL_ENVS:
             **model_job_resources(),
         retries: config["inference_retries"]
         shell:
-            "{params.py} scripts/generate.py --model {wildcards.model} --model-json {params.model:q} "
-            "--specs-json {params.specs:q} --cache-root {params.cache} --summary {output} "
+            "{params.py:q} scripts/generate.py --model {wildcards.model} --model-json {params.model:q} "
+            "--specs-json {params.specs:q} --cache-root {params.cache:q} --summary {output} "
             "--sample-rate {params.sample_rate} --max-error-rate {params.max_error_rate} "
             "--tracking-json {params.tracking:q} > {log} 2>&1"
 
@@ -86,7 +86,7 @@ rule model_fingerprint:
         conda_file("core")
     localrule: True
     shell:
-        "{params.py} scripts/write_fingerprint.py --model {wildcards.model} --fingerprint {params.fingerprint} "
+        "{params.py:q} scripts/write_fingerprint.py --model {wildcards.model} --fingerprint {params.fingerprint} "
         "--out {output} > {log} 2>&1"
 
 
@@ -105,6 +105,6 @@ rule infer:
         conda_file("core")
     localrule: True
     shell:
-        "{params.py} scripts/infer.py --model {wildcards.model} --model-json {params.model:q} "
-        "--spec-json {params.spec:q} --cache-root {params.cache} --out {output} "
+        "{params.py:q} scripts/infer.py --model {wildcards.model} --model-json {params.model:q} "
+        "--spec-json {params.spec:q} --cache-root {params.cache:q} --out {output} "
         "--sample-rate {params.sample_rate} > {log} 2>&1"

@@ -26,7 +26,7 @@ rule caption_request:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/caption_request.py --items {input.tasks_jsonl} --predictions {input.predictions} "
+        "{params.py:q} scripts/caption_request.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--scoring-json {params.scoring:q} --out {output} > {log} 2>&1"
 
 
@@ -50,7 +50,7 @@ rule caption_metrics:
         runtime=60,
     shell:
         "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "
-        "{params.py} lalmbench/scoring/metrics/aac_worker.py {input.request} {output} > {log} 2>&1"
+        "{params.py:q} lalmbench/scoring/metrics/aac_worker.py {input.request} {output} > {log} 2>&1"
 
 
 rule score_open:
@@ -86,8 +86,13 @@ rule score_open:
         runtime=lambda w: rulegrid.judge_resource(config, w.task, "runtime", 60),
         gpu=lambda w: rulegrid.judge_resource(config, w.task, "gpus", 0),
     shell:
-        "{params.py} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
+<<<<<<< HEAD
+        "{params.py:q} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--scoring-json {params.scoring:q} --official-json {params.official:q} --config-hash {params.run_hash} "
+=======
+        "{params.py:q} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
+        "--scoring-json {params.scoring:q} --config-hash {params.run_hash} "
+>>>>>>> 75f0669 (Quote config-derived values in every shell command (python/venv paths, prediction_cache, tracking dir, similarity category): a path with spaces, quotes or $( ) is passed as one argument, never run; model-level prompts are template names like the other prompt lists; a generate job whose prompt template was edited while it ran fails instead of writing a summary newer than the edit (which left infer failing on every rerun))
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} {params.captioning} "
         "--tracking-json {params.tracking:q} > {log} 2>&1"

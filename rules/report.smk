@@ -16,5 +16,5 @@ rule plot_accuracy:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/plot_accuracy.py --table {input.table} --png {output.png} --svg {output.svg} "
+        "{params.py:q} scripts/plot_accuracy.py --table {input.table} --png {output.png} --svg {output.svg} "
         "> {log} 2>&1"

@@ -57,7 +57,7 @@ rule rubric:
         runtime=RUBRIC_LLM["resources"].get("runtime", 120),
         gpu=RUBRIC_LLM["resources"].get("gpus", 0),
     shell:
-        "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py} scripts/rubric.py run --items {input.task_items} "
+        "HF_HUB_OFFLINE=${{HF_HUB_OFFLINE:-1}} {params.py:q} scripts/rubric.py run --items {input.task_items} "
         "--predictions {input.predictions} --out {output} --run-json {params.run:q} "
         "--settings-json {params.settings:q} --llm-json {params.llm:q} > {log} 2>&1"
 
@@ -75,4 +75,4 @@ rule rubric_table:
         conda_file("core")
     localrule: True
     shell:
-        "{params.py} scripts/rubric.py table --out {output} {input} > {log} 2>&1"
+        "{params.py:q} scripts/rubric.py table --out {output} {input} > {log} 2>&1"

@@ -31,7 +31,7 @@ rule score:
         runtime=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "runtime", 30)),
         gpu=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "gpus", 0)),
     shell:
-        "{params.py} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
+        "{params.py:q} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--parser-json {params.parser:q} --judge-json {params.judge:q} --official-json {params.official:q} "
         "--config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
@@ -70,7 +70,7 @@ rule listening_check:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/check_listening.py --model {wildcards.model} --paths-json {params.paths:q} "
+        "{params.py:q} scripts/check_listening.py --model {wildcards.model} --paths-json {params.paths:q} "
         "--settings-json {params.settings:q} --out {output} > {log} 2>&1"
 
 
@@ -88,7 +88,7 @@ rule agreement:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/check_agreement.py --pairs-json {params.pairs:q} --out {output} > {log} 2>&1"
+        "{params.py:q} scripts/check_agreement.py --pairs-json {params.pairs:q} --out {output} > {log} 2>&1"
 
 
 rule aggregate:
@@ -107,6 +107,6 @@ rule aggregate:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/aggregate.py --out {output.table} --flags {output.flags} --checks {input.checks} "
+        "{params.py:q} scripts/aggregate.py --out {output.table} --flags {output.flags} --checks {input.checks} "
         "--task-stats {input.task_stats} "
         "-- {input.metrics} > {log} 2>&1"

@@ -46,7 +46,7 @@ rule sweep_circular_items:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/sweep_circular.py items --items {input.tasks_jsonl} --k {wildcards.k} --out {output} "
+        "{params.py:q} scripts/sweep_circular.py items --items {input.tasks_jsonl} --k {wildcards.k} --out {output} "
         "> {log} 2>&1"
 
 
@@ -86,7 +86,7 @@ rule sweep_circular_score:
     resources:
         runtime=30,
     shell:
-        "{params.py} scripts/sweep_circular.py score --items {input.shifted} --predictions {input.predictions} "
+        "{params.py:q} scripts/sweep_circular.py score --items {input.shifted} --predictions {input.predictions} "
         "--k {wildcards.k} --parser-json {params.parser:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} --tables {output.tables} > {log} 2>&1"
@@ -105,7 +105,7 @@ rule sweep_circular_table:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/aggregate.py --out {output} {input.metrics} > {log} 2>&1"
+        "{params.py:q} scripts/aggregate.py --out {output} {input.metrics} > {log} 2>&1"
 
 
 rule sweep_prompt_spread:
@@ -121,7 +121,7 @@ rule sweep_prompt_spread:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/sweep_prompt_spread.py --out {output} {input.metrics} > {log} 2>&1"
+        "{params.py:q} scripts/sweep_prompt_spread.py --out {output} {input.metrics} > {log} 2>&1"
 
 
 use rule infer as sweep_determinism_infer with:
@@ -157,7 +157,7 @@ rule sweep_determinism:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/sweep_determinism.py --items {input.tasks_jsonl} --a {input.a} --b {input.b} "
+        "{params.py:q} scripts/sweep_determinism.py --items {input.tasks_jsonl} --a {input.a} --b {input.b} "
         "--batch-sizes {wildcards.bs_a} {wildcards.bs_b} --parser-json {params.parser:q} "
         "--config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
@@ -184,7 +184,7 @@ rule stats_breakdown:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/score_breakdown.py --decisions {input.decisions} "
+        "{params.py:q} scripts/score_breakdown.py --decisions {input.decisions} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--out {output} > {log} 2>&1"
 
@@ -205,7 +205,7 @@ rule stats_paired:
     conda:
         conda_file("core")
     shell:
-        "{params.py} scripts/score_paired.py --out {output} "
+        "{params.py:q} scripts/score_paired.py --out {output} "
         "--run {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} {params.pairs} "
         "> {log} 2>&1"
 
@@ -240,7 +240,7 @@ rule judge_audit:
         mem_mb=lambda w: model_cfg(JUDGE_AUDIT["judge_model"])["resources"].get("mem_mb", 4000),
         runtime=lambda w: model_cfg(JUDGE_AUDIT["judge_model"])["resources"].get("runtime", 60),
     shell:
-        "{params.py} scripts/score_judge_audit.py --items {input.tasks_jsonl} --predictions {input.predictions} "
+        "{params.py:q} scripts/score_judge_audit.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--decisions {input.decisions} --judge-json {params.judge:q} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--out {output} > {log} 2>&1"

@@ -23,7 +23,7 @@ rule synth_trivial_task:
     resources:
         runtime=30,
     shell:
-        "{params.py} scripts/synth_trivial.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
+        "{params.py:q} scripts/synth_trivial.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--task {wildcards.task} --items {output.tasks_jsonl} --stats {output.stats} --audio-dir {output.audio} "
         "> {log} 2>&1"
 
@@ -49,6 +49,6 @@ rule build_task:
         mem_mb=4000,
         runtime=30,
     shell:
-        "{params.py} scripts/build_task.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
+        "{params.py:q} scripts/build_task.py --config-json {params.cfg:q} --dataset {wildcards.dataset} "
         "--task {wildcards.task} --clips {input.clips} --events {input.events} "
         "--items {output.tasks_jsonl} --stats {output.stats} > {log} 2>&1"

@@ -16,4 +16,4 @@ rule tracking_sync:
         conda_file("core")
     localrule: True
     shell:
-        "{params.py} -m lalmbench.tracking.sync --tracking-json {params.tracking:q} --report {output} > {log} 2>&1"
+        "{params.py:q} -m lalmbench.tracking.sync --tracking-json {params.tracking:q} --report {output:q} > {log} 2>&1"

@@ -35,6 +35,8 @@ def test_default_config_is_valid_and_defaults_are_filled(cfg):
     (lambda c: c["tasks"]["pitch-order"].update(dataset="nope"), r"tasks.pitch-order.dataset: unknown dataset 'nope'"),
     (lambda c: c.update(prompts=["missing-template"]), r"template 'missing-template' not found"),
     (lambda c: c["models"]["text-prior"].update(conditions=["loud"]), r"models.text-prior.conditions.0: 'loud'"),
+    (lambda c: c["models"]["text-prior"].update(prompts=["../prompts/mcq-default"]),
+     r"models.text-prior.prompts.0: '../prompts/mcq-default' does not match"),
     (lambda c: c["models"]["signal"].update(params={"gap_treshold_s": 0.4}),
      r"models.signal.params.gap_treshold_s: unknown key 'gap_treshold_s' for backend 'signal'; "
      r"did you mean 'gap_threshold_s'\?"),

@@ -209,6 +209,31 @@ def test_one_model_load_serves_every_slice(items_path, tmp_path, monkeypatch):
     assert len(loads) == 1 and again["model_loads"] == 0 and {s["cached"] for s in again["slices"]} == {30}
 
 
+def test_a_template_edited_while_generate_runs_fails_the_job_so_it_reruns(items_path, tmp_path, monkeypatch):
+    from lalmbench.inference import Slice, generate, materialize
+    from lalmbench.inference.model_job import InputsChanged
+    from lalmbench.models import base
+
+    template = tmp_path / "p.txt"
+    template.write_text(TEMPLATE.read_text())
+    real = base.load_model
+
+    def load_then_edit(*a):  # the user saves the template while the model loads
+        template.write_text(TEMPLATE.read_text() + "\nAnswer with the letter only.")
+        return real(*a)
+
+    monkeypatch.setattr("lalmbench.inference.model_job.load_model", load_then_edit)
+    sl = Slice(items=str(items_path), condition="audio", prompt="p", template=str(template),
+               out=str(tmp_path / "p.parquet"))
+    with pytest.raises(InputsChanged, match=r"p.txt changed while this job ran; .* Run again: this job reruns"):
+        generate(model_name="random", model_cfg={"backend": "random"}, slices=[sl], cache_path=tmp_path / "c.jsonl")
+    monkeypatch.setattr("lalmbench.inference.model_job.load_model", real)
+    # the rerun Snakemake makes (no summary was written) generates for the new text, and infer finds it
+    assert generate(model_name="random", model_cfg={"backend": "random"}, slices=[sl],
+                    cache_path=tmp_path / "c.jsonl")["slices"][0]["generated"] == 30
+    assert len(materialize(sl, model_cfg={"backend": "random"}, cache_path=tmp_path / "c.jsonl")) == 30
+
+
 def test_a_file_missing_from_the_cache_is_an_error_not_a_short_file(items_path, tmp_path):
     from lalmbench.inference import Slice, materialize
 

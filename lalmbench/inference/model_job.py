@@ -190,6 +190,7 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
         cache.close()
         if model is not None:
             model.close()
+    _check_templates_unchanged(prepared, cache.path)
     failed = []
     for p, items_todo in zip(prepared, todo):
         n_err = sum(cache.rows[k].get("error") is not None for k in p.keys)
@@ -205,6 +206,21 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
         raise SliceErrors(f"max_error_rate={max_error_rate} exceeded in {len(failed)} slice(s): " + "; ".join(failed)
                           + f". Finished items are kept in {cache.path}; only failed ones run next time.")
     return summary
+
+
+class InputsChanged(RuntimeError):
+    """A prompt template was edited while the job ran: its summary must not be written, or Snakemake
+    would take the job as newer than the edit and never run it again for the new text."""
+
+
+def _check_templates_unchanged(prepared: Sequence[PreparedSlice], cache_path: Path) -> None:
+    changed = sorted({p.slice.template for p in prepared
+                      if Path(p.slice.template).is_file() and prompts.load_template(p.slice.template) != p.template}
+                     | {p.slice.template for p in prepared if not Path(p.slice.template).is_file()})
+    if changed:
+        raise InputsChanged(f"prompt template(s) {', '.join(changed)} changed while this job ran; the items made "
+                            f"with the old text are kept in {cache_path}. Run again: this job reruns and generates "
+                            "the items for the new text")
 
 
 def _provenance(model: Model, seed: int) -> dict:
