@@ -1,6 +1,7 @@
 # Real datasets -> results/data/{dataset}/{clips,events}.parquet (+ items.jsonl for datasets that
 # ship their own questions), AIR-Bench-style mixtures, and tasks of family "import".
-# A dataset's config (adapter + params) is the rule param, so editing it reruns only that dataset.
+# A dataset's config (adapter + params) is the rule param, so editing it reruns only that dataset;
+# the user's files it names (annotations, items, label maps, split files) are inputs, so editing one does too.
 
 REAL_DATASETS = [d for d, c in config["datasets"].items() if adapters.reads_files(c["adapter"])]
 MIX_DATASETS = datasets_with("mix")
@@ -10,6 +11,7 @@ IMPORT_TASKS = tasks_where(lambda t, c: c["family"] == "import")
 rule adapt_dataset:
     input:
         env_ready("core"),
+        user_files=lambda w: adapter_user_files(dataset_cfg(w.dataset)),
     output:
         clips="results/data/{dataset}/clips.parquet",
         events="results/data/{dataset}/events.parquet",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -86,6 +87,24 @@ def get_adapter(name: str) -> Callable[..., Adapted]:
     if name not in ADAPTERS:
         raise ValueError(f"unknown dataset adapter {name!r} (known: {', '.join(adapter_names())})")
     return importlib.import_module(ADAPTERS[name]).adapt
+
+
+def user_files(name: str, params: dict | None) -> list[str]:
+    """The user's files a dataset's adapter reads: the values of the adapter's ``FILE_PARAMS`` (a path,
+    or a dict/list of paths such as ``split_files``) that exist as files. Rule adapt_dataset takes
+    them as inputs, so editing one (a fixed gold answer) reruns that dataset and what depends on it.
+    A missing file is left to the adapter, whose error names the config key and how to get it."""
+    from lalmbench.data.adapters import benchmarks
+
+    module = benchmarks if benchmarks.is_preset(name) else (
+        importlib.import_module(ADAPTERS[name]) if name in ADAPTERS else None)
+    names = getattr(module, "FILE_PARAMS", ())
+    found: list[str] = []
+    for key in names:
+        value = (params or {}).get(key)
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+        found += [str(v) for v in values if isinstance(v, str) and v and os.path.isfile(v)]
+    return sorted(set(found))
 
 
 def adapt(name: str, params: dict, *, dataset: str) -> Adapted:

@@ -28,6 +28,10 @@ from lalmbench.data.adapters.common import (audio_checks, clips_frame, read_csv_
                                        to_seconds)
 from lalmbench.core.io import InputError
 
+#: params naming the user's files this adapter reads (a str, or a dict/list of them): they become the
+#: adapt job's inputs, so an edit reruns it (audio_root is covered by the audio manifest)
+FILE_PARAMS = ("annotations", "labels")
+
 HOW = ("Download the AudioSet strong labels (audioset_{train,eval}_strong.tsv and mid_to_display_name.tsv) from "
        "https://research.google.com/audioset/download_strong.html and the clip audio (e.g. with a YouTube "
        "downloader or a mirror), then set datasets.<name>.params.annotations / labels / audio_root.")

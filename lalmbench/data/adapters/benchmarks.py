@@ -24,6 +24,11 @@ PRESET_DIR = Path(__file__).with_name("presets")
 SELECTORS = {"split": "foundation", "subset": None}
 
 
+#: params naming the user's files a preset reads: a question file given as ``items`` becomes the adapt
+#: job's input, so an edit reruns it (a folder of question files, and audio_root, are not tracked here)
+FILE_PARAMS = ("items",)
+
+
 def preset_names() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
 

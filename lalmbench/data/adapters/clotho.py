@@ -19,6 +19,10 @@ from lalmbench.data.adapters.common import (audio_checks, clips_frame, read_csv_
                                        resolve_audio)
 from lalmbench.core.io import InputError
 
+#: params naming the user's files this adapter reads (a str, or a dict/list of them): they become the
+#: adapt job's inputs, so an edit reruns it (audio_root is covered by the audio manifest)
+FILE_PARAMS = ("captions",)
+
 HOW = ("Download Clotho v2.1 from https://zenodo.org/records/4783391 (clotho_captions_<split>.csv and "
        "clotho_audio_<split>.7z), extract the audio and set datasets.<name>.params.captions / audio_root.")
 CAPTION_COLUMNS = [f"caption_{i}" for i in range(1, 6)]

@@ -23,6 +23,10 @@ from lalmbench.data.adapters.common import (audio_checks, clips_frame, read_csv_
                                        resolve_audio)
 from lalmbench.core.io import InputError
 
+#: params naming the user's files this adapter reads (a str, or a dict/list of them): they become the
+#: adapt job's inputs, so an edit reruns it (audio_root is covered by the audio manifest)
+FILE_PARAMS = ("events",)
+
 HOW = "Point datasets.<name>.params.events at your annotation file and audio_root at its audio folder."
 FIELDS = ("clip_id", "onset_s", "offset_s", "label", "caption", "audio_path", "duration_s")
 REQUIRED = ("clip_id", "onset_s", "offset_s", "label")

@@ -25,6 +25,10 @@ from lalmbench.data.adapters.common import (DatasetMissing, audio_checks, clips_
                                        require_dir, require_file, resolve_audio)
 from lalmbench.core.io import InputError, read_jsonl
 
+#: params naming the user's files this adapter reads (a str, or a dict/list of them): they become the
+#: adapt job's inputs, so an edit reruns it (audio_root is covered by the audio manifest)
+FILE_PARAMS = ("annotations", "mcq_jsonl", "split_files")
+
 HOW = ("Download annotations_strong.csv and audio.zip from https://zenodo.org/records/15379789 (TACOS, used by "
        "TACoBeLAL; `python -m lalmbench.data.adapters.download tacobelal --out <dir>` does it where there is a network), "
        "unzip audio.zip into <dir>/audio and set datasets.<name>.params.annotations / audio_root.")

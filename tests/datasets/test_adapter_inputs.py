@@ -1,0 +1,77 @@
+"""An adapter's user files are inputs of rule adapt_dataset: editing one reruns exactly what depends on it."""
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import soundfile as sf
+import yaml
+
+from lalmbench.data.adapters import ADAPTERS, user_files
+from tests.workflow import ROOT, copy_workflow, planned_jobs, snakemake
+
+MMAU = ROOT / "tests" / "data" / "datasets" / "mmau" / "mmau-test-mini-sample.json"
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+def test_every_file_an_adapter_requires_is_declared(name):
+    module = importlib.import_module(ADAPTERS[name])
+    source = open(module.__file__, encoding="utf-8").read()
+    required = {k.split(".")[0] for k in re.findall(r'require_file\(.*?\bkey=f?"([A-Za-z_.{}]+)"', source, re.S)}
+    assert required and required <= set(module.FILE_PARAMS), (name, required)
+
+
+def test_a_presets_question_file_is_declared(tmp_path):
+    (tmp_path / "q.json").write_text("[]")
+    assert user_files("mmau", {"items": str(tmp_path / "q.json"), "audio_root": str(tmp_path)}) == [str(tmp_path / "q.json")]
+
+
+def test_user_files_are_the_existing_declared_paths(tmp_path):
+    (tmp_path / "a.csv").write_text("x")
+    (tmp_path / "dev.csv").write_text("x")
+    params = {"annotations": str(tmp_path / "a.csv"), "audio_root": str(tmp_path),
+              "split_files": {"dev": str(tmp_path / "dev.csv"), "test": str(tmp_path / "missing.csv")}}
+    assert user_files("tacobelal", params) == [str(tmp_path / "a.csv"), str(tmp_path / "dev.csv")]
+    assert user_files("synth_trivial", {"n": 1}) == []
+
+
+@pytest.mark.slow
+def test_editing_one_gold_answer_reruns_that_dataset_only_and_changes_its_row(tmp_path):
+    wd = copy_workflow(tmp_path / "wf")
+    recs = json.loads(MMAU.read_text())
+    for r in recs:
+        path = wd / "ext" / "mmau" / r["audio_id"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sf.write(path, np.zeros(1600, np.float32), 16000)
+    items = wd / "ext" / "mmau.json"
+    items.write_text(json.dumps(recs))
+    cfg = {"seed": 0, "scale": 1,
+           "datasets": {"mmau-mini": {"adapter": "mmau", "params": {"items": "ext/mmau.json", "audio_root": "ext/mmau"}},
+                        "synth-trivial": {"adapter": "synth_trivial"}},
+           "tasks": {"mmau-all": {"dataset": "mmau-mini", "family": "import"},
+                     "pitch-order": {"dataset": "synth-trivial", "family": "pitch_order", "params": {"n_items": 4}}},
+           "models": {"random": {"backend": "random", "seed": 0}},
+           "conditions": ["audio"], "prompts": ["mcq-default"]}
+    (wd / "c.yaml").write_text(yaml.safe_dump(cfg))
+    snakemake(wd, "--configfile=c.yaml", "results/all.tsv")
+    decisions = "results/scores/random/mmau-mini/mmau-all/audio/mcq-default/decisions.parquet"
+    before = pd.read_parquet(wd / decisions).set_index("id")
+
+    edited = recs[0]["id"]
+    recs[0]["answer"] = next(c for c in recs[0]["choices"] if c != recs[0]["answer"])
+    items.write_text(json.dumps(recs))
+    jobs = planned_jobs(snakemake(wd, "--configfile=c.yaml", "-n", "results/all.tsv").stdout)
+    assert {j["wildcards"].get("dataset") for j in jobs if "dataset" in j["wildcards"]} == {"mmau-mini"}
+    assert {"adapt_dataset", "import_task", "score", "aggregate"} <= {j["rule"] for j in jobs}
+    snakemake(wd, "--configfile=c.yaml", "results/all.tsv")
+
+    after = pd.read_parquet(wd / decisions).set_index("id")
+    changed = [i for i in before.index if before.loc[i, "gold_label"] != after.loc[i, "gold_label"]]
+    assert changed == [edited]
+    assert before.drop(edited)["correct"].equals(after.drop(edited)["correct"])
+    assert planned_jobs(snakemake(wd, "--configfile=c.yaml", "-n", "results/all.tsv").stdout) == []
