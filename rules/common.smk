@@ -9,7 +9,7 @@ sys.path.insert(0, str(BASE))  # the lalmbench package, importable without insta
 
 from lalmbench.data import adapters
 from lalmbench.workflow import rulegrid
-from lalmbench.workflow.config import ConfigError, canonical, iter_runs, model_max_error_rate, run_hash, validate_config
+from lalmbench.workflow.config import ConfigError, canonical, check_study_size, iter_runs, model_max_error_rate, run_hash, validate_config
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.models import imported
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
@@ -28,6 +28,9 @@ cache_function_signatures()  # each param function's signature read once, not on
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
 validate_config(config, BASE / "config" / "schema.yaml", BASE,
                 source=f"config ({' + '.join(CONFIG_FILES)} + --config overrides)")
+_size = check_study_size(config)
+print(f"study size (estimated): {_size['items']:,} synthetic items, {_size['predictions']:,} predictions, "
+      f"{_size['synth_audio_bytes'] / 1e9:.2f} GB of synthetic audio", file=sys.stderr)
 
 # Experiment tracking: every tracked job of this config lands in one group, named by a hash of the
 # whole config (tracking settings aside). Untracked: turning tracking on or off reruns nothing.

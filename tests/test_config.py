@@ -121,3 +121,50 @@ def test_builder_family_params_are_checked_before_any_job(cfg):
     with pytest.raises(ConfigError, match=r"tasks.order.params.min_gap: unknown param 'min_gap' for family 'order'; "
                                           r"did you mean 'min_gap_s'\?"):
         check(cfg)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: c["tasks"]["pitch-order"]["params"].update(n_items=-5),
+     r"tasks.pitch-order.params.n_items: -5 is less than the minimum of 1 \(Items of a synthetic task"),
+    (lambda c: c["tasks"]["pitch-order"]["params"].update(n_items=1e10),
+     r"n_items: 10000000000.0 is greater than the maximum of 100000 \(.*each item is a WAV on disk"),
+    (lambda c: c["tasks"]["scene-order"]["params"].update(n_options=10**6),
+     r"n_options: 1000000 is greater than the maximum of 26 \(Options per question; 2-26"),
+    (lambda c: c.update(sample_rate=0), r"sample_rate: 0 is less than the minimum of 8000 \(.*divide by zero"),
+    (lambda c: c["datasets"]["synth-scenes"].setdefault("params", {}).update(n_clips=1e10),
+     r"datasets.synth-scenes.params.n_clips: 10000000000.0 is greater than the maximum of 100000"),
+])
+def test_counts_sizes_and_rates_are_bounded_with_a_reason(cfg, mutate, message):
+    mutate(cfg)
+    with pytest.raises(ConfigError, match=message):
+        check(cfg)
+
+
+def test_an_alias_bomb_is_refused_before_anything_walks_it(cfg):
+    import time
+
+    bomb = ["lol"] * 9
+    for _ in range(8):  # what yaml.safe_load makes of 9 levels of 9 aliases: shared lists, 9^9 leaves
+        bomb = [bomb] * 9
+    cfg["tasks"]["pitch-order"]["params"]["x"] = bomb
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match=r"more than 200000 values once YAML aliases .* alias bomb"):
+        check(cfg)
+    assert time.monotonic() - start < 5
+
+
+def test_the_study_size_is_estimated_and_an_absurd_one_needs_confirming(cfg):
+    from lalmbench.workflow.config import check_study_size
+
+    check(cfg)
+    size = check_study_size(cfg)
+    assert size["items"] > 0 and size["predictions"] >= size["items"]
+    for task in cfg["tasks"].values():
+        if cfg["datasets"][task["dataset"]]["adapter"] == "synth_trivial":
+            task["params"]["n_items"] = 100000
+    cfg["scale"] = 100
+    with pytest.raises(ConfigError, match=r"this config asks for ~[\d,]+ predictions \(limit 2,000,000\) and ~[\d,]+ GB "
+                                          r"of synthetic audio .* set confirm_large_study: true"):
+        check_study_size(cfg)
+    cfg["confirm_large_study"] = True
+    assert check_study_size(cfg)["predictions"] > 2_000_000

@@ -25,6 +25,32 @@ class ConfigError(ValueError):
     pass
 
 
+#: values a config may hold once YAML aliases are expanded: real configs hold a few thousand; an alias
+#: bomb (9 anchors of 9 aliases each) holds 9^9 and would take minutes and gigabytes to walk
+MAX_CONFIG_VALUES = 200_000
+#: a study estimated above these is refused unless ``confirm_large_study: true``
+MAX_PREDICTIONS = 2_000_000
+MAX_SYNTH_AUDIO_BYTES = 50 * 10**9
+_BOUND_VALIDATORS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+
+
+def check_config_size(cfg: Any, limit: int = MAX_CONFIG_VALUES) -> None:
+    """Refuse a config with more than ``limit`` values, counting every alias expansion, before anything
+    walks it (the schema check, the run grid, hashing). Stops counting at the limit, so a bomb costs
+    milliseconds."""
+    stack, seen = [cfg], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > limit:
+            raise ConfigError(f"the config holds more than {limit} values once YAML aliases (*name) are expanded; "
+                              "is it an alias bomb? A real study config holds a few thousand")
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+
+
 def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, source: str = "config") -> dict:
     """Validate in place (filling defaults) and return cfg; raise ConfigError naming the bad key."""
     import jsonschema
@@ -33,6 +59,7 @@ def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, so
     from lalmbench.models.secrets import config_secret_problems
 
     # before the schema, whose messages may quote a whole model entry (and a key in it)
+    check_config_size(cfg)
     leaks = config_secret_problems(cfg.get("models") if isinstance(cfg, dict) else None)
     if leaks:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(leaks))
@@ -43,7 +70,7 @@ def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, so
     explained = {p.split(":", 1)[0] for p in entry_problems}
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=lambda e: list(e.absolute_path))
     lines = entry_problems + [
-        f"{'.'.join(map(str, e.absolute_path)) or '<top level>'}: {e.message}" for e in errors
+        f"{'.'.join(map(str, e.absolute_path)) or '<top level>'}: {e.message}{_reason(e)}" for e in errors
         if not _explained(e, explained)]
     if lines:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(lines[:10]))
@@ -140,6 +167,12 @@ def check_model_task_kinds(cfg: dict) -> list[str]:
             problems.append(f"models.{model}: cannot answer task {task!r}, whose items are {kind} (no options); "
                             f"backend {backend!r} {_OPTION_PICKERS[backend]}; {fix}")
     return sorted(problems)
+
+
+def _reason(error: Any) -> str:
+    """A bound's reason (the key's schema description) after an out-of-bounds message."""
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    return f" ({' '.join(description.split())})" if error.validator in _BOUND_VALIDATORS and description else ""
 
 
 def _explained(error: Any, explained: set[str]) -> bool:
@@ -294,6 +327,45 @@ def check_task_params(tasks: dict) -> list[str]:
                 problems.append(f"tasks.{name}.params.{key}: unknown param {key!r} for family {fam!r}"
                                 f"{_did_you_mean(key, allowed)} (allowed: {', '.join(allowed)})")
     return problems
+
+
+def study_size(cfg: dict) -> dict[str, int]:
+    """An estimate of a validated config's size before any job runs: synthetic items and clips (their
+    counts are in the config), predictions (items x conditions x prompts of every run) and the bytes
+    of synthetic 16-bit audio. Real datasets' items are counted from their files at adapt time, not here."""
+    scale, sr = float(cfg.get("scale", 1)), int(cfg.get("sample_rate", 16000))
+    clips: dict[str, tuple[int, float]] = {}  # synth_scenes dataset -> (clips, seconds each)
+    for name, d in cfg["datasets"].items():
+        if d["adapter"] == "synth_scenes":
+            p = d.get("params") or {}
+            clips[name] = (max(1, round(int(p.get("n_clips", 40)) * scale)), float(p.get("clip_s", 6.0)))
+    items: dict[str, int] = {}
+    audio = sum(n * s * sr * 2 for n, s in clips.values())
+    for name, t in cfg["tasks"].items():
+        p = t.get("params") or {}
+        if cfg["datasets"].get(t["dataset"], {}).get("adapter") == "synth_trivial":
+            items[name] = max(1, round(int(p.get("n_items", 24)) * scale))
+            audio += items[name] * 4.0 * sr * 2  # a trivial item is a few seconds of tones
+        elif t["dataset"] in clips:
+            items[name] = clips[t["dataset"]][0] * int(p.get("max_items_per_clip", 1))
+    predictions = sum(items.get(r.task, 0) for r in iter_runs(cfg))
+    return {"items": sum(items.values()), "predictions": predictions, "synth_audio_bytes": int(audio)}
+
+
+def check_study_size(cfg: dict) -> dict[str, int]:
+    """The study-size estimate, or a ConfigError when it passes the limits and the user has not said
+    ``confirm_large_study: true`` (a typo such as n_items: 1e6 would otherwise run for days)."""
+    size = study_size(cfg)
+    over = []
+    if size["predictions"] > MAX_PREDICTIONS:
+        over.append(f"~{size['predictions']:,} predictions (limit {MAX_PREDICTIONS:,})")
+    if size["synth_audio_bytes"] > MAX_SYNTH_AUDIO_BYTES:
+        over.append(f"~{size['synth_audio_bytes'] / 1e9:,.0f} GB of synthetic audio (limit {MAX_SYNTH_AUDIO_BYTES / 1e9:.0f} GB)")
+    if over and not cfg.get("confirm_large_study"):
+        raise ConfigError(f"this config asks for {' and '.join(over)}, estimated from its item and clip counts "
+                          f"(n_items, n_clips, scale) x conditions x prompts; check them for a typo, or set "
+                          f"confirm_large_study: true to run it")
+    return size
 
 
 @dataclass(frozen=True)
