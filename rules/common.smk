@@ -28,9 +28,10 @@ cache_function_signatures()  # each param function's signature read once, not on
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
 validate_config(config, BASE / "config" / "schema.yaml", BASE,
                 source=f"config ({' + '.join(CONFIG_FILES)} + --config overrides)")
-_size = check_study_size(config)
-print(f"study size (estimated): {_size['items']:,} synthetic items, {_size['predictions']:,} predictions, "
-      f"{_size['synth_audio_bytes'] / 1e9:.2f} GB of synthetic audio", file=sys.stderr)
+_size = check_study_size(config)  # refuses an absurd study (a count typo) unless confirm_large_study
+if workflow.is_main_process and is_dry_run(sys.argv):
+    print(f"study size (estimated): {_size['items']:,} synthetic items, {_size['predictions']:,} predictions, "
+          f"{_size['synth_audio_bytes'] / 1e9:.2f} GB of synthetic audio", file=sys.stderr)
 
 # Experiment tracking: every tracked job of this config lands in one group, named by a hash of the
 # whole config (tracking settings aside). Untracked: turning tracking on or off reruns nothing.
