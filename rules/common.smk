@@ -19,7 +19,6 @@ from lalmbench.scoring.parse import scorer_fingerprint
 from lalmbench.core.provenance import config_hash
 from lalmbench.workflow.rulegrid import Untracked
 from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
-from lalmbench.data.adapters import user_files as _adapter_user_files
 from lalmbench.tracking import job_settings
 from lalmbench.workflow.snakemake_signatures import cache_function_signatures
 
@@ -80,7 +79,7 @@ def dataset_cfg(dataset):
 
 def adapter_user_files(ds_cfg):
     """The user's files a real dataset's adapter reads (rule adapt_dataset's inputs)."""
-    return _adapter_user_files(ds_cfg["adapter"], ds_cfg.get("params"))
+    return adapters.user_files(ds_cfg["adapter"], ds_cfg.get("params"))
 
 
 def model_cfg(model):

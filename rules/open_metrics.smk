@@ -86,13 +86,8 @@ rule score_open:
         runtime=lambda w: rulegrid.judge_resource(config, w.task, "runtime", 60),
         gpu=lambda w: rulegrid.judge_resource(config, w.task, "gpus", 0),
     shell:
-<<<<<<< HEAD
         "{params.py:q} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--scoring-json {params.scoring:q} --official-json {params.official:q} --config-hash {params.run_hash} "
-=======
-        "{params.py:q} scripts/score_open.py --items {input.tasks_jsonl} --predictions {input.predictions} "
-        "--scoring-json {params.scoring:q} --config-hash {params.run_hash} "
->>>>>>> 75f0669 (Quote config-derived values in every shell command (python/venv paths, prediction_cache, tracking dir, similarity category): a path with spaces, quotes or $( ) is passed as one argument, never run; model-level prompts are template names like the other prompt lists; a generate job whose prompt template was edited while it ran fails instead of writing a summary newer than the edit (which left infer failing on every rerun))
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} {params.captioning} "
         "--tracking-json {params.tracking:q} > {log} 2>&1"
