@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def cfg():
     c = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     c["datasets"]["clotho"] = {"adapter": "clotho", "params": {"captions": "c.csv", "audio_root": "a"}}
+    # the option-picking floors (random, text-prior) cannot caption: the task names the models that can
     c["tasks"]["clotho-caption"] = {"dataset": "clotho", "family": "import", "prompts": ["caption"],
-                                    "scoring": {"kind": "captioning"}}
+                                    "scoring": {"kind": "captioning"}, "models": ["cascade", "llm"]}
     c["models"]["llm"] = {"backend": "hf", "family": "text", "model_id": "Qwen/Qwen2.5-0.5B-Instruct"}
     return c
 
@@ -34,7 +35,7 @@ def test_defaults_are_filled_and_runs_planned(cfg):
                               "max_answers": 20, "answers_per_prompt": 4, "max_criteria": 8,
                               "embedding_model": "default", "cache_dir": "results/cache/rubrics"}
     paths = [rubric_path(r) for r in rubric_runs(cfg)]
-    assert "results/rubrics/clotho-caption/random/audio.json" in paths
+    assert "results/rubrics/clotho-caption/cascade/audio.json" in paths
     assert "results/rubrics/clotho-caption/llm/no-audio.json" in paths
     assert all(p.startswith("results/rubrics/clotho-caption/") for p in paths)  # MCQ tasks never
 
