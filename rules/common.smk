@@ -13,8 +13,8 @@ from lalmbench.workflow.config import ConfigError, canonical, check_study_size, 
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.models import imported
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
-from lalmbench.inference.plan import (file_is_current, fingerprint_path, model_specs, slice_from_spec,
-                                      slice_inputs, summary_path)
+from lalmbench.inference.plan import (file_is_current, fingerprint_path, generate_units, model_specs,
+                                      slice_from_spec, slice_inputs, summary_path, unit_specs)
 from lalmbench.scoring.parse import scorer_fingerprint
 from lalmbench.core.provenance import config_hash
 from lalmbench.workflow.rulegrid import Untracked
@@ -162,10 +162,40 @@ def models_in_env(env):
     return sorted(m for m, c in config["models"].items() if c["env"] == env)
 
 
+@lru_cache(maxsize=None)
 def model_specs_of(model):
     """Every predictions file of `model` the workflow can ask for: main runs and sweep runs."""
     return model_specs(model, RUNS, (CIRCULAR_RUNS, CIRCULAR.get("k")),
                        (DETERMINISM_RUNS, DETERMINISM.get("batch_sizes", [])))
+
+
+@lru_cache(maxsize=None)
+def generate_units_of(model):
+    """unit -> (dataset, shard i, of n): the model's generate jobs (one per dataset and shard)."""
+    return generate_units(model_specs_of(model), model_cfg(model)["shards"])
+
+
+def unit_summaries(model, dataset):
+    """Every generate summary a predictions file of (model, dataset) waits for: all its shards."""
+    return [summary_path(model, u) for u, (d, _, _) in generate_units_of(model).items() if d == dataset]
+
+
+# Job groups (profiles/slurm runs each group in one allocation; a local run ignores them): a model's
+# generate job of one dataset, the predictions files it feeds and their scoring share one group, so
+# one sbatch job serves them. With shards, each shard is its own (GPU) group and the files + scoring
+# of the dataset a CPU group of their own. A dataset that fails to build blocks only its groups.
+# a dataset's build jobs (adapter, task items, decoded audio): one group per dataset; the profile's
+# group-components merges its tasks (unconnected jobs when the dataset has no adapter job) into one job
+DATA_GROUP = "data-{dataset}"
+
+
+def run_group(w):
+    return f"runs-{w.model}-{w.dataset}"
+
+
+def generate_group(w):
+    dataset, _, n = generate_units_of(w.model)[w.unit]
+    return f"runs-{w.model}-{dataset}" if n == 1 else f"generate-{w.model}-{w.unit}"
 
 
 if workflow.is_main_process and is_dry_run(sys.argv):
@@ -215,22 +245,29 @@ def infer_params(kind):
                 cache=config["prediction_cache"], sample_rate=config["sample_rate"])
 
 
+def unit_specs_of(model, unit):
+    return unit_specs(model_specs_of(model), generate_units_of(model)[unit][0])
+
+
 def generate_inputs(w):
-    slices = [slice_from_spec(w.model, s) for s in model_specs_of(w.model)]
+    slices = [slice_from_spec(w.model, s) for s in unit_specs_of(w.model, w.unit)]
     files = {"imported": str(imported.predictions_path(model_cfg(w.model)))} \
         if model_cfg(w.model)["backend"] == imported.BACKEND else {}
     return {"env": env_ready(model_env(w)), "fingerprint": fingerprint_path(w.model), **files, **slice_inputs(slices)}
 
 
 def generated_summary(kind):
-    """Input function of the infer rules: the model's generate summary, for ordering only
-    (``ancient``) while the file is current; plain when it is missing or older than its own inputs,
-    so a generate rerun reaches it (lalmbench.inference.plan.file_is_current says why)."""
+    """Input function of the infer rules: the generate summaries of the file's model and dataset
+    (every shard), for ordering only (``ancient``) while the file is current; plain when it is
+    missing or older than its own inputs, so a generate rerun reaches it
+    (lalmbench.inference.plan.file_is_current says why)."""
     spec = job_spec(kind)
 
     def summary(w):
-        path = summary_path(w.model)
-        return ancient(path) if file_is_current(slice_from_spec(w.model, spec(w))) else path
+        paths = unit_summaries(w.model, w.dataset)
+        if file_is_current(slice_from_spec(w.model, spec(w))):
+            return [ancient(p) for p in paths]
+        return paths
     return summary
 
 

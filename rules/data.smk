@@ -25,6 +25,8 @@ rule synth_scenes:
         env_ready("core"),
     conda:
         conda_file("core")
+    group:
+        DATA_GROUP
     resources:
         runtime=30,
     shell:

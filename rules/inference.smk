@@ -1,16 +1,20 @@
 # Predictions in two steps:
-#   generate_<env>: one job per model, in the model's env (the only jobs that ask for GPUs). It loads
-#     the model once and fills the content-addressed prediction cache for every file the target needs
-#     from that model (tasks x conditions x prompts, sweep runs); items already in the cache are not
-#     generated again. Output: a summary JSON (items generated / read from the cache per file).
-#   infer: one local job per predictions file, read back from the cache (no model, no GPU).
+#   generate_<env>: one job per model, dataset and shard (`shards:` in the model entry), in the model's
+#     env (the only jobs that ask for GPUs). It loads the model once and fills its own file of the
+#     content-addressed prediction cache for every file of that dataset the target needs from the
+#     model (tasks x conditions x prompts, sweep runs); items any file of the cache already holds are
+#     not generated again. Output: a summary JSON (items generated / read from the cache per file).
+#     One job per dataset: a dataset that fails to build never keeps the others from being predicted.
+#   infer: one job per predictions file, read back from the cache (no model, no GPU).
 #   model_fingerprint: one tiny local job per model, rewritten when the model's fingerprint changes;
 #     every infer job of the model depends on it, so a fingerprint change reruns them all.
-#   infer reads the generate summary for ordering only (ancient) while its file is current, and as a
-#     plain input when its file is missing or older than its items, audio manifest or prompt: a
+#   infer reads the generate summaries for ordering only (ancient) while its file is current, and as
+#     plain inputs when its file is missing or older than its items, audio manifest or prompt: a
 #     generate rerun for other files leaves current files alone (rules/common.smk: generated_summary).
-# Tracked params are what changes predictions (the model fingerprint, which files); batch size and
-# resources reach the jobs untracked, so raising a runtime or a batch size reruns nothing.
+#   group: a model's generate, infer and score jobs of one dataset form one job group, so
+#     `--profile slurm` submits them as one sbatch job (rules/common.smk: run_group).
+# Tracked params are what changes predictions (the model fingerprint, which files); batch size, shards
+# and resources reach the jobs untracked, so raising a runtime or a batch size reruns nothing.
 # Layout, trade-offs and the cache: docs/inference.md.
 
 
@@ -28,6 +32,8 @@ rule cache_audio:
         sample_rate=config["sample_rate"],
     conda:
         conda_file("core")
+    group:
+        DATA_GROUP
     resources:
         **DATA_JOB,
     shell:
@@ -43,15 +49,19 @@ for _env in MODEL_ENVS:
         input:
             unpack(generate_inputs),
         output:
-            "results/predictions/{model}/generate.json",
+            "results/predictions/{model}/generate/{unit}.json",
         log:
-            f"{LOGS}/generate/{{model}}.log",
+            f"{LOGS}/generate/{{model}}/{{unit}}.log",
         wildcard_constraints:
             model=one_of(models_in_env(_env)),
+            unit=r"[^/]+",
+        group:
+            generate_group
         params:
             py=env_python(_env),
             fingerprint=model_fp,
-            specs=lambda w: canonical(model_specs_of(w.model)),
+            specs=lambda w: canonical(unit_specs_of(w.model, w.unit)),
+            shard=lambda w: Untracked("{1}/{2}".format(*generate_units_of(w.model)[w.unit])),
             model=model_entry_untracked,
             cache=config["prediction_cache"],
             sample_rate=config["sample_rate"],
@@ -67,7 +77,8 @@ for _env in MODEL_ENVS:
         retries: config["inference_retries"]
         shell:
             "{params.py:q} scripts/generate.py --model {wildcards.model} --model-json {params.model:q} "
-            "--specs-json {params.specs:q} --cache-root {params.cache:q} --summary {output} "
+            "--specs-json {params.specs:q} --unit {wildcards.unit} --shard {params.shard} --cache-root {params.cache:q} "
+            "--summary {output} "
             "--sample-rate {params.sample_rate} --max-error-rate {params.max_error_rate} "
             "--tracking-json {params.tracking:q} > {log} 2>&1"
 
@@ -103,7 +114,11 @@ rule infer:
         **infer_params("main"),
     conda:
         conda_file("core")
-    localrule: True
+    group:
+        run_group
+    resources:
+        mem_mb=1000,
+        runtime=5,
     shell:
         "{params.py:q} scripts/infer.py --model {wildcards.model} --model-json {params.model:q} "
         "--spec-json {params.spec:q} --cache-root {params.cache:q} --out {output} "

@@ -26,6 +26,8 @@ rule score:
         tracking=TRACKING,
     conda:
         conda_file("core")
+    group:
+        run_group
     resources:
         mem_mb=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "mem_mb", 2000)),
         runtime=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "runtime", 30)),

@@ -51,7 +51,6 @@ rule sweep_circular_items:
 
 
 use rule infer as sweep_circular_infer with:
-    localrule: True
     input:
         env_ready("core"),
         # shifted items keep their audio paths: the base task's decoded-audio cache serves them
@@ -125,7 +124,6 @@ rule sweep_prompt_spread:
 
 
 use rule infer as sweep_determinism_infer with:
-    localrule: True
     input:
         env_ready("core"),
         **infer_inputs("determinism", "results/tasks/{dataset}/{task}.jsonl"),

@@ -20,6 +20,8 @@ rule synth_trivial_task:
         env_ready("core"),
     conda:
         conda_file("core")
+    group:
+        DATA_GROUP
     resources:
         runtime=30,
     shell:
@@ -45,6 +47,8 @@ rule build_task:
         cfg=task_params,
     conda:
         conda_file("core")
+    group:
+        DATA_GROUP
     resources:
         mem_mb=4000,
         runtime=30,

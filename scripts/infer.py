@@ -5,7 +5,7 @@ import json
 import _bootstrap  # noqa: F401
 
 from lalmbench.inference import materialize
-from lalmbench.inference.cache import cache_file
+from lalmbench.inference.cache import cache_files
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import slice_from_spec
 from lalmbench.core.progress import setup_logging
@@ -23,6 +23,6 @@ cfg = json.loads(a.model_json)
 sl = slice_from_spec(a.model, json.loads(a.spec_json))
 if sl.out != a.out:
     raise SystemExit(f"slice {sl.out} does not match --out {a.out}")
-df = materialize(sl, model_cfg=cfg, cache_path=cache_file(a.cache_root, a.model, model_fingerprint(cfg)),
+df = materialize(sl, model_cfg=cfg, cache_path=cache_files(a.cache_root, a.model, model_fingerprint(cfg)),
                  sample_rate=a.sample_rate)
 print(f"{a.out}: {len(df)} rows, {int(df.error.notna().sum())} errors")

@@ -1,7 +1,10 @@
 """The prediction cache: an append-only JSONL of finished predictions, keyed by item key.
 
-One file per model fingerprint (``<root>/<model>/<fingerprint>.jsonl``), written by exactly one
-generate job at a time and fsync'ed after every batch, so a job killed at any point (``kill -9``,
+Each generate job (one per model, dataset and shard) appends to its own file,
+``<root>/<model>/<fingerprint>/<unit>.jsonl``, so concurrent jobs of one model never interleave
+lines; readers take the rows of every file of the fingerprint (and of ``<fingerprint>.jsonl``, the
+one file per fingerprint of earlier versions), so re-sharding or regrouping never regenerates a
+finished item. Files are fsync'ed after every batch, so a job killed at any point (``kill -9``,
 node failure, full disk) loses at most the batch in flight. Opening repairs a torn last line
 (truncates to the last complete line and logs the bytes dropped) before anything is appended, so
 a crash mid-write never makes the run impossible to finish. Rows are keyed by content, so a row
@@ -20,8 +23,18 @@ from lalmbench.core import io
 log = logging.getLogger("lalmbench.inference.cache")
 
 
-def cache_file(root: str | Path, model: str, model_fp: str) -> Path:
-    return Path(root) / model / f"{model_fp}.jsonl"
+def cache_file(root: str | Path, model: str, model_fp: str, unit: str | None = None) -> Path:
+    """The file one generate job appends to (``unit``: its dataset and shard); without a unit, the
+    single per-fingerprint file of earlier versions (still read)."""
+    if unit is None:
+        return Path(root) / model / f"{model_fp}.jsonl"
+    return Path(root) / model / model_fp / f"{unit}.jsonl"
+
+
+def cache_files(root: str | Path, model: str, model_fp: str) -> list[Path]:
+    """Every existing cache file of a model fingerprint, in a fixed order."""
+    legacy = cache_file(root, model, model_fp)
+    return ([legacy] if legacy.exists() else []) + sorted((Path(root) / model / model_fp).glob("*.jsonl"))
 
 
 def repair_tail(path: Path) -> int:
@@ -73,16 +86,19 @@ def _prefix_key(line: str) -> str | None:
     return line[len(_KEY_PREFIX):end] if end > 0 else None
 
 
-def read_rows(path: Path, keys: set[str] | None = None) -> dict[str, dict]:
+def read_rows(path: Path, keys: set[str] | None = None, *, live: bool = False) -> dict[str, dict]:
     """Rows by key (a later row for the same key wins: a retried failure replaces its error).
 
     With ``keys``, only those rows are parsed: one predictions file needs a few of the model's
-    rows, and its job should not decode the whole cache to find them."""
+    rows, and its job should not decode the whole cache to find them. ``live``: another job may be
+    appending to the file right now, so a last line without its newline is skipped, not an error."""
     rows: dict[str, dict] = {}
     if not path.exists():
         return rows
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
+            if live and not line.endswith("\n"):
+                break
             if keys is not None:
                 key = _prefix_key(line)
                 if key is not None and key not in keys:
@@ -100,15 +116,30 @@ def read_rows(path: Path, keys: set[str] | None = None) -> dict[str, dict]:
     return rows
 
 
-class PredictionCache:
-    """Finished predictions of one model fingerprint; ``append`` makes new ones durable."""
+def merge_rows(paths: Iterable[Path], keys: set[str] | None = None, *, live: bool = True) -> dict[str, dict]:
+    """Rows by key over several cache files; a finished row wins over a failed one from another file."""
+    rows: dict[str, dict] = {}
+    for path in paths:
+        for k, r in read_rows(Path(path), keys, live=live).items():
+            if k not in rows or rows[k].get("error") is not None:
+                rows[k] = r
+    return rows
 
-    def __init__(self, path: str | Path):
+
+class PredictionCache:
+    """Finished predictions of one model fingerprint; ``append`` makes new ones durable in ``path``
+    (this job's own file). ``others``: the fingerprint's other files (other datasets' and shards'
+    jobs, earlier layouts), read so that nothing they hold is generated again."""
+
+    def __init__(self, path: str | Path, others: Iterable[str | Path] = ()):
         self.path = Path(path)
         dropped = repair_tail(self.path)
         if dropped:
             log.warning("%s: dropped a torn last line (%d bytes) left by an interrupted write", self.path, dropped)
-        self.rows = read_rows(self.path)
+        self.rows = merge_rows([p for p in map(Path, others) if p != self.path])
+        for k, r in read_rows(self.path).items():
+            if k not in self.rows or self.rows[k].get("error") is not None:
+                self.rows[k] = r
         self._fh = None
 
     def done(self, key: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from lalmbench.core.provenance import config_hash
 
 #: model-entry keys that say how or where a model runs (or describe it), never what it answers
-PROVISIONING_KEYS = frozenset({"resources", "batch_size", "conditions", "prompts", "tasks", "attention",
+PROVISIONING_KEYS = frozenset({"resources", "batch_size", "shards", "conditions", "prompts", "tasks", "attention",
                                "max_error_rate", "description"})
 
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
 from lalmbench.core import io
-from lalmbench.inference.cache import read_rows
+from lalmbench.inference.cache import merge_rows
 from lalmbench.inference.fingerprint import model_fingerprint
-from lalmbench.inference.plan import INPUTS_KEY, input_digests, summary_path
+from lalmbench.inference.plan import INPUTS_KEY, input_digests
 from lalmbench.inference.slices import Slice, prepare
 
 PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", "output_tokens", "batch_size",
@@ -17,25 +18,29 @@ PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", 
                       "extra", "key", "model_fingerprint"]
 
 
-def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_rate: int) -> pd.DataFrame:
-    """The slice's rows in item order; a key missing from the cache is an error, never a dropped row."""
+def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence[str | Path],
+                sample_rate: int) -> pd.DataFrame:
+    """The slice's rows in item order, from the cache file(s) of the model fingerprint (every
+    dataset's and shard's); a key missing from them is an error, never a dropped row."""
     p = prepare(sl, model_fp=model_fingerprint(model_cfg), seed=int(model_cfg.get("seed", 0)),
                 sample_rate=sample_rate)
-    rows = read_rows(Path(cache_path), set(p.keys))
+    paths = [cache_path] if isinstance(cache_path, (str, Path)) else list(cache_path)
+    rows = merge_rows(paths, set(p.keys), live=False)
     missing = [it["id"] for it, k in zip(p.items, p.keys) if k not in rows]
     if missing:
-        raise io.InputError(f"{cache_path}: no prediction for {len(missing)} of {len(p.items)} items of {sl.items} "
+        where = ", ".join(map(str, paths)) or "the prediction cache (no file)"
+        raise io.InputError(f"{where}: no prediction for {len(missing)} of {len(p.items)} items of {sl.items} "
                             f"({sl.condition}, {sl.prompt}), first {missing[:3]}: the model's generate job has not "
                             f"made them (was the cache deleted or moved, or a prompt template edited while it ran?); "
-                            f"delete {summary_path(Path(cache_path).parent.name)} so that job runs again and "
-                            f"generates them")
+                            f"delete the model's results/predictions/<model>/generate/ summaries so those jobs run "
+                            f"again and generate them")
     # the cache is shared by slices with identical inputs: this slice's names go in its file
     out = [{**rows[k], "id": it["id"], "condition": sl.condition, "prompt": sl.prompt}
            for it, k in zip(p.items, p.keys)]
     return pd.DataFrame(out).reindex(columns=PREDICTION_COLUMNS)
 
 
-def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path, sample_rate: int = 16000) -> pd.DataFrame:
+def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence[str | Path], sample_rate: int = 16000) -> pd.DataFrame:
     """Write the slice's file, with the digests of the inputs it was made from in its metadata (so a
     touched but unchanged input is recognised: lalmbench.inference.plan.file_is_current)."""
     df = slice_frame(sl, model_cfg=model_cfg, cache_path=cache_path, sample_rate=sample_rate)

@@ -10,6 +10,7 @@ often fits alone); the job fails only when a slice's share of failed items excee
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -155,22 +156,36 @@ class SliceErrors(RuntimeError):
     """Some slices failed more items than max_error_rate allows (the rest were served)."""
 
 
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Whether shard ``(i, n)`` (1-based) serves the item with this key: a hash of the key, so every
+    shard job computes the same split without talking to the others, and the split of an item never
+    depends on which other items are due."""
+    i, n = shard
+    return n == 1 or int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) % n == i - 1
+
+
 def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache_path: str | Path,
              sample_rate: int = 16000, max_error_rate: float = 0.0, model: Model | None = None,
-             tracker: Tracker | None = None) -> dict:
+             tracker: Tracker | None = None, shard: tuple[int, int] = (1, 1),
+             other_cache_files: Sequence[str | Path] = ()) -> dict:
     """Fill the cache for every slice; return a summary (per slice: items, cached, generated, errors).
+    ``shard`` ``(i, n)``: serve only the items of shard i of n (lalmbench.inference.model_job.in_shard);
+    ``other_cache_files``: the fingerprint's files other jobs write, whose items count as done.
     ``tracker`` (tracking on) receives live progress every ``tracking.log_every`` items."""
     model_fp = model_fingerprint(model_cfg)
     seed = int(model_cfg.get("seed", 0))
     prepared = [prepare(sl, model_fp=model_fp, seed=seed, sample_rate=sample_rate) for sl in slices]
-    cache = PredictionCache(cache_path)
+    for p in prepared:  # this shard's share of each slice
+        mine = [j for j, k in enumerate(p.keys) if in_shard(k, shard)]
+        p.items, p.keys = [p.items[j] for j in mine], [p.keys[j] for j in mine]
+    cache = PredictionCache(cache_path, other_cache_files)
     todo = [[(it, k) for it, k in zip(p.items, p.keys) if not cache.done(k)] for p in prepared]
     n_todo = sum(map(len, todo))
     n_items = sum(len(p.items) for p in prepared)
     log.info("%s: %d slices, %d items, %d in the cache (%s), %d to generate", model_name, len(prepared), n_items,
              n_items - n_todo, cache.path, n_todo)
     summary = {"model": model_name, "model_fingerprint": model_fp, "cache": str(cache.path), "model_loads": 0,
-               "slices": []}
+               "shard": f"{shard[0]}/{shard[1]}", "slices": []}
     try:
         if n_todo:
             if model is None:

@@ -87,9 +87,26 @@ def fingerprint_path(model: str) -> str:
     return f"results/predictions/{model}/fingerprint.json"
 
 
-def summary_path(model: str) -> str:
-    """The generate job's summary (rule generate_<env>)."""
-    return f"results/predictions/{model}/generate.json"
+def generate_units(specs: Iterable[Spec], shards: int = 1) -> dict[str, tuple[str, int, int]]:
+    """The generate jobs of one model: ``unit`` name -> (dataset, shard i, of n).
+
+    One job per dataset (a dataset that fails to build blocks only its own job) and per shard (the
+    dataset's due items split over ``shards`` jobs, each loading the model once). The unit is the
+    dataset name, with ``.s<i>of<n>`` when sharded."""
+    datasets = sorted({s[1] for s in specs})
+    if shards == 1:
+        return {d: (d, 1, 1) for d in datasets}
+    return {f"{d}.s{i}of{shards}": (d, i, shards) for d in datasets for i in range(1, shards + 1)}
+
+
+def unit_specs(specs: Iterable[Spec], dataset: str) -> list[Spec]:
+    """The slices one generate unit serves: every slice of its dataset (a shard takes its share of each)."""
+    return [s for s in specs if s[1] == dataset]
+
+
+def summary_path(model: str, unit: str) -> str:
+    """A generate job's summary (rule generate_<env>)."""
+    return f"results/predictions/{model}/generate/{unit}.json"
 
 
 #: key of a predictions file's parquet metadata that records the digests of its inputs

@@ -19,6 +19,7 @@ import yaml
 from lalmbench.workflow.model_entries import (check_families, check_model_entries, check_reasoners, family_warnings,
                                               resolve_reasoners)
 from lalmbench.core.provenance import config_hash
+from lalmbench.inference.gpu_plan import resolve_gpus
 
 
 class ConfigError(ValueError):
@@ -265,6 +266,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     for note in family_warnings(cfg["models"]):
         print(f"lalmbench: warning: {note}", file=sys.stderr)
     problems += check_reasoners(cfg["models"])
+    problems += resolve_gpus(cfg["models"])
     for name, m in cfg["models"].items():
         mid = str(m.get("model_id", ""))
         problems += _check_fetched_model(name, m["backend"], mid)
