@@ -238,7 +238,7 @@ def test_a_file_missing_from_the_cache_is_an_error_not_a_short_file(items_path, 
     from lalmbench.inference import Slice, materialize
 
     sl = Slice(items=str(items_path), condition="audio", prompt="p", template=str(TEMPLATE), out=str(tmp_path / "x.parquet"))
-    with pytest.raises(io.InputError, match=r"gone.jsonl: no prediction for 30 of 30 items .*generate.json so that job"):
+    with pytest.raises(io.InputError, match=r"gone.jsonl: no prediction for 30 of 30 items .*generate/ summaries so those jobs"):
         materialize(sl, model_cfg={"backend": "random"}, cache_path=tmp_path / "gone.jsonl")
     assert not (tmp_path / "x.parquet").exists()
 
@@ -312,3 +312,47 @@ def test_a_missing_or_older_file_is_not_current(items_path, tmp_path):
     assert not file_is_current(sl)
     Path(sl.out).unlink()
     assert not file_is_current(sl)
+
+
+def _frame_bytes(df: pd.DataFrame) -> bytes:
+    """A predictions frame as bytes, sorted by id, without the timing column (wall clock, not output)."""
+    return df.drop(columns=["latency_s"]).sort_values("id").to_csv(index=False).encode()
+
+
+def test_two_shards_give_the_same_predictions_as_one(items_path, tmp_path):
+    from lalmbench.inference import Slice, generate, materialize
+    from lalmbench.inference.cache import cache_file, cache_files
+
+    cfg = {"backend": "random", "seed": 5, "batch_size": 4}
+    sl = Slice(items=str(items_path), condition="audio", prompt="p", template=str(TEMPLATE), out=str(tmp_path / "p.parquet"))
+    one = run_inference(items_path=str(items_path), out_path=str(tmp_path / "one.parquet"), model_name="m",
+                        model_cfg=cfg, condition="audio", prompt_name="p", template_path=str(TEMPLATE))
+    root = tmp_path / "cache"
+    summaries = [generate(model_name="m", model_cfg=cfg, slices=[sl], cache_path=cache_file(root, "m", "fp", f"d.s{i}of2"),
+                          shard=(i, 2)) for i in (1, 2)]
+    shares = [s["slices"][0]["generated"] for s in summaries]
+    assert sum(shares) == 30 and min(shares) > 0  # each shard made its own share, none twice
+    two = materialize(sl, model_cfg=cfg, cache_path=cache_files(root, "m", "fp"))
+    assert _frame_bytes(two) == _frame_bytes(one)
+
+
+def test_resharding_and_a_killed_shard_regenerate_nothing_finished(items_path, tmp_path):
+    from lalmbench.inference import Slice, generate
+    from lalmbench.inference.cache import cache_file, cache_files
+
+    cfg = {"backend": "random", "seed": 5}
+    sl = Slice(items=str(items_path), condition="audio", prompt="p", template=str(TEMPLATE), out=str(tmp_path / "p.parquet"))
+    root = tmp_path / "cache"
+    first = generate(model_name="m", model_cfg=cfg, slices=[sl], cache_path=cache_file(root, "m", "fp", "d.s1of2"),
+                     shard=(1, 2))
+    # shard 2 was killed after one batch: its file holds a torn half line, which is cut before appending
+    torn = cache_file(root, "m", "fp", "d.s2of2")
+    torn.write_text('{"key": "half')
+    second = generate(model_name="m", model_cfg=cfg, slices=[sl], cache_path=torn, shard=(2, 2),
+                      other_cache_files=cache_files(root, "m", "fp"))
+    assert first["slices"][0]["generated"] + second["slices"][0]["generated"] == 30
+    # three shards now, or none: every item is already in one of the files
+    for unit, shard in [("d.s1of3", (1, 3)), ("d", (1, 1))]:
+        again = generate(model_name="m", model_cfg=cfg, slices=[sl], cache_path=cache_file(root, "m", "fp", unit),
+                         shard=shard, other_cache_files=cache_files(root, "m", "fp"))
+        assert again["model_loads"] == 0 and again["slices"][0]["generated"] == 0

@@ -152,7 +152,7 @@ def test_dry_run_hands_each_generate_job_its_models_error_budget_and_rejects_typ
     cfg = _cfg(api={"backend": "random", "max_error_rate": 0.25}, floor={"backend": "random"})
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
     out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", f"--configfile={tmp_path}/c.yaml",
-                          "results/predictions/api/generate.json", "results/predictions/floor/generate.json"],
+                          "results/predictions/api/generate/d.json", "results/predictions/floor/generate/d.json"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
     budgets = dict(re.findall(r"scripts/generate\.py --model (\S+) .*--max-error-rate (\S+)", out.stdout))

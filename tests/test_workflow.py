@@ -193,8 +193,11 @@ def test_after_a_task_edit_only_its_items_are_generated(tmp_path):
     snakemake(wd, *args)
     _edit_cfg(lambda c: c["tasks"]["pitch-order"]["params"].update(n_items=10))(wd)
     snakemake(wd, *args)
-    summary = json.loads((wd / "results" / "predictions" / "random" / "generate.json").read_text())
+    # one generate job per dataset: only pitch-order's (synth-trivial) loads the model again
+    summary = json.loads((wd / "results" / "predictions" / "random" / "generate" / "synth-trivial.json").read_text())
     assert summary["model_loads"] == 1
+    other = json.loads((wd / "results" / "predictions" / "random" / "generate" / "synth-scenes.json").read_text())
+    assert other["model_loads"] == 0 and sum(s["generated"] for s in other["slices"]) == 0
     generated = {s["out"]: s["generated"] for s in summary["slices"]}
     # pitch-order: 10 new items x 2 conditions x 2 prompts; every other file came from the cache
     assert sum(generated.values()) == 10 * 4
@@ -231,3 +234,23 @@ def test_venv_mode_builds_each_env_once_and_rules_use_its_python(tmp_path):
     assert ".venvs/core/bin/python scripts/infer.py" in out
     assert "-m venv .venvs/core" in out and "pip install -r envs/core/requirements.txt" in out
 
+
+
+@pytest.mark.slow
+def test_a_dataset_that_fails_to_build_never_blocks_the_other_datasets_runs(tmp_path):
+    wd = copy_workflow(tmp_path)
+    cfg = {"seed": 0,
+           "datasets": {"synth-trivial": {"adapter": "synth_trivial"},
+                        # fails in its build job (the generator needs min_events <= max_events)
+                        "broken": {"adapter": "synth_scenes", "params": {"n_clips": 4, "min_events": 5, "max_events": 3}}},
+           "tasks": {"pitch-order": {"dataset": "synth-trivial", "family": "pitch_order", "params": {"n_items": 4}},
+                     "scene-order": {"dataset": "broken", "family": "order"}},
+           "models": {"random": {"backend": "random", "seed": 0}},
+           "conditions": ["audio"], "prompts": ["mcq-default"], "sweeps": {}}
+    (wd / "two.yaml").write_text(yaml.safe_dump(cfg))
+    proc = snakemake(wd, "--keep-going", "--configfile=two.yaml", "results/all.tsv", check=False)
+    assert proc.returncode != 0 and "synth_scenes" in proc.stderr
+    good = "random/synth-trivial/pitch-order/audio/mcq-default"
+    assert len(pd.read_parquet(wd / f"results/predictions/{good}.parquet")) == 4
+    assert json.loads((wd / f"results/scores/{good}/metrics.json").read_text())["n"] == 4
+    assert not (wd / "results/predictions/random/broken").exists()

@@ -100,12 +100,12 @@ def test_a_run_against_a_key_echoing_server_writes_the_key_nowhere(tmp_path, mon
     assert pred["raw_output"].tolist().count("A. You sent Bearer ***") == 1
     written = {str(p.relative_to(wd)) for p in wd.rglob("*") if p.is_file()}
     for expected in ("results/all.tsv", "results/report.html", "results/browser/data.js",
-                     "results/logs/generate/api.log"):
+                     "results/logs/generate/api/synth-trivial.log"):
         assert expected in written, sorted(written)
     assert any(p.startswith("results/scores/") and p.endswith(".json") for p in written)
     assert any(p.startswith(".snakemake/log/") for p in written)
     assert any(p.endswith(".jsonl") and "cache" in p for p in written), sorted(written)
-    log = (wd / "results/logs/generate/api.log").read_text()
+    log = (wd / "results/logs/generate/api/synth-trivial.log").read_text()
     assert "HTTP 500: b64=***" in log and "the response contained the API key" in log
 
     assert scan_tree(wd, KEY) == {}
