@@ -107,41 +107,52 @@ def workflow_copy(dest: Path) -> Path:
     return wd
 
 
+def slurm_copy_of(config: dict, dest: Path) -> Path:
+    wd = workflow_copy(dest)
+    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return wd
+
+
 @pytest.fixture(scope="module")
 def slurm_run(tmp_path_factory):
     return run_through_fake_slurm(workflow_copy(tmp_path_factory.mktemp("slurm-wf")))
 
 
-def _jobs(sbatch: list[dict], rule: str, model: str | None = None) -> list[dict]:
-    """sbatch calls of `rule` (for `model`): the comment is rule_<rule>_wildcards_<model>_..."""
-    prefix = f"rule_{rule}_wildcards_" + (f"{model}" if model else "")
-    return [s for s in sbatch if _comment(s["argv"]).startswith(prefix)]
+def _group(sbatch: list[dict], group: str) -> dict:
+    """The one sbatch call of job group `group` (the comment is rule_<group>_<its rules>)."""
+    [job] = [s for s in sbatch if _comment(s["argv"]).startswith(f"rule_{group}_")]
+    return job
 
 
 @pytest.mark.slow
-def test_the_exact_command_runs_every_job_through_sbatch_and_writes_all_tsv(slurm_run):
-    rules = Counter(_comment(s["argv"]).split("_wildcards_")[0] for s in slurm_run["sbatch"])
-    # one generate job per model, one score job per run; model_fingerprint/infer are local rules (no queue)
-    assert (rules["rule_generate_core"], rules["rule_score"], rules["rule_sweep_circular_score"],
-            rules["rule_aggregate"]) == (2, 9, 1, 1), rules
-    local = {"rule_infer", "rule_model_fingerprint", "rule_sweep_circular_infer"}
-    assert not local & set(rules), rules
+def test_the_exact_command_submits_one_job_per_model_and_dataset_not_per_run(slurm_run):
+    comments = sorted(_comment(s["argv"]) for s in slurm_run["sbatch"])
+    # 9 runs + a CircularEval run: one group per model and dataset (its generate, infer and score
+    # jobs), one for the dataset's builds, the circular items, the aggregate; model_fingerprint is local
+    assert comments == ["rule_aggregate",
+                        "rule_data-synth-trivial_cache_audio_synth_trivial_task",
+                        "rule_runs-fake-gpu-synth-trivial_generate_core_infer_score_sweep_circular_infer_sweep_circular_score",
+                        "rule_runs-random-synth-trivial_generate_core_infer_score",
+                        "rule_sweep_circular_items_wildcards_synth-trivial_pitch-order_2"], comments
     assert all(s["rc"] == 0 for s in slurm_run["sbatch"])
+    assert re.findall(r"^localrule (\S+):", slurm_run["stderr"], re.M) == ["model_fingerprint"] * 2
     df = pd.read_csv(slurm_run["wd"] / "results" / "all.tsv", sep="\t")
     acc = df[df.metric == "accuracy"]
     assert Counter(acc.model) == {"fake-gpu": 6, "random": 3}
     assert (acc.n == 4).all()
+    # still one predictions file and one decisions/metrics pair per run
+    scores = slurm_run["wd"] / "results" / "scores"
+    assert len(list(scores.rglob("metrics.json"))) == len(list(scores.rglob("decisions.parquet"))) == 9
 
 
 @pytest.mark.slow
 def test_one_gpu_job_and_one_model_load_serve_all_six_runs_and_the_sweep(slurm_run):
     gpu_jobs = [s for s in slurm_run["sbatch"] if _flag(s["argv"], "--gpus")]
-    assert [_comment(s["argv"]) for s in gpu_jobs] == [_comment(s["argv"]) for s in _jobs(gpu_jobs, "generate_core", "fake-gpu")]
-    assert len(gpu_jobs) == 1
-    log = (slurm_run["wd"] / "results" / "logs" / "generate" / "fake-gpu.log").read_text()
+    assert gpu_jobs == [_group(slurm_run["sbatch"], "runs-fake-gpu-synth-trivial")]
+    log = (slurm_run["wd"] / "results" / "logs" / "generate" / "fake-gpu" / "synth-trivial.log").read_text()
     assert log.count("loading model fake-gpu") == 1
     assert "7 slices, 32 items, 0 in the cache" in log  # 6 runs x 4 items + CircularEval (k=2) of 4 items
-    summary = json.loads((slurm_run["wd"] / "results" / "predictions" / "fake-gpu" / "generate.json").read_text())
+    summary = json.loads((slurm_run["wd"] / "results" / "predictions" / "fake-gpu" / "generate" / "synth-trivial.json").read_text())
     assert summary["model_loads"] == 1 and len(summary["slices"]) == 7
     assert sorted(p.relative_to(slurm_run["wd"]).as_posix() for p in
                   (slurm_run["wd"] / "results" / "predictions" / "fake-gpu").rglob("*.parquet")) == sorted(
@@ -150,20 +161,20 @@ def test_one_gpu_job_and_one_model_load_serve_all_six_runs_and_the_sweep(slurm_r
 
 
 @pytest.mark.slow
-def test_gpu_flags_and_partition_only_on_the_gpu_job(slurm_run):
+def test_gpu_flags_once_and_partition_only_on_the_grouped_gpu_job(slurm_run):
     sbatch = slurm_run["sbatch"]
-    [gpu] = _jobs(sbatch, "generate_core", "fake-gpu")
+    gpu = _group(sbatch, "runs-fake-gpu-synth-trivial")
     argv = gpu["argv"]
-    assert _flag(argv, "--gpus") == "a100:1"
+    assert [a for a in argv if a.startswith("--gpus")] == ["--gpus=a100:1"]  # once, for the whole group
     assert _flag(argv, "--cpus-per-gpu") == "8"  # not capped by a local `cores` setting
-    assert _flag(argv, "--mem") == "32000"
-    assert _flag(argv, "-t") == "120"
+    assert _flag(argv, "--mem") == "32000"  # the generate job's; the files' and scores' jobs need less
+    assert int(_flag(argv, "-t")) >= 120  # the generate job's time plus the group's later steps
     assert _flag(argv, "--cpus-per-task") is None  # would override --cpus-per-gpu
     assert _flag(argv, "--ntasks") is None
     assert _flag(argv, "-p") == "gpu"  # the shipped partition file routes GPU jobs
-    # inside the allocation the job step asks for the same GPU and all 8 CPUs (SLURM_GPUS set by sbatch)
-    [step] = [r for r in slurm_run["srun"] if r["job_id"] == str(gpu["job_id"])]
-    assert "--gpus=1" in step["argv"] and "--cpus-per-gpu=8" in step["argv"]
+    # inside the allocation the generate step asks for the same GPU and all 8 CPUs (SLURM_GPUS set by sbatch)
+    steps = [r for r in slurm_run["srun"] if r["job_id"] == str(gpu["job_id"])]
+    assert any("--gpus=1" in r["argv"] and "--cpus-per-gpu=8" in r["argv"] for r in steps), steps
     # no local `cores` reaches the job: it uses what the allocation gives it
     assert re.search(r"--cores '?all'? ", _flag(argv, "--wrap"))
 
@@ -175,9 +186,10 @@ def test_gpu_flags_and_partition_only_on_the_gpu_job(slurm_run):
         assert int(_flag(s["argv"], "--cpus-per-task")) >= 1, _comment(s["argv"])
         assert _flag(s["argv"], "--ntasks") == "1"
         assert _flag(s["argv"], "-p") == "cpu", _comment(s["argv"])
-    [cpu] = _jobs(sbatch, "generate_core", "random")
-    assert _flag(cpu["argv"], "--mem") == "4000" and _flag(cpu["argv"], "-t") == "60"  # schema defaults
-    assert _flag(cpu["argv"], "--cpus-per-task") == "1"
+    cpu = _group(sbatch, "runs-random-synth-trivial")
+    # a CPU model's group: schema defaults for generate, then 3 infer (1 GB) and 3 score jobs (2 GB) side by side
+    assert _flag(cpu["argv"], "--mem") == "6000" and _flag(cpu["argv"], "-t") == "95"
+    assert _flag(cpu["argv"], "--cpus-per-task") == "3"
 
 
 def test_long_profile_path_still_works(tmp_path):
@@ -203,5 +215,24 @@ def test_dry_run_shows_what_each_gpu_job_will_ask_for(tmp_path):
                           env=fake_slurm_env(tmp_path / "state"), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     [line] = [l for l in proc.stderr.splitlines() if l.strip().startswith("fake-gpu")]
-    assert "--gpus=a100:1 --cpus-per-gpu=8 --mem=32000MB -t 120min  partition=gpu  env=core  runs=6" in line
+    assert "--gpus=a100:1 --cpus-per-gpu=8 --mem=32000MB -t 120min  partition=gpu  env=core  runs=6  jobs=1" in line
     assert not (tmp_path / "state" / "sbatch.jsonl").exists()  # nothing submitted
+
+
+def test_dry_run_shows_a_sharded_model_and_a_two_gpu_model(tmp_path):
+    config = {**CONFIG, "sweeps": {}, "models": {
+        "sharded": {"backend": "random", "shards": 2, "resources": {"gpus": 1, "gpu_model": "a100"}},
+        "two-gpu": {"backend": "vllm", "env": "vllm", "model_id": "Qwen/Qwen2-Audio-7B-Instruct",
+                    "params": {"family": "qwen2_audio", "tensor_parallel_size": 2},
+                    "resources": {"gpu_model": "h100", "cpus_per_gpu": 8, "mem_mb": 64000, "runtime": 240}}}}
+    wd = slurm_copy_of(config, tmp_path / "wf")
+    proc = subprocess.run("snakemake --profile slurm -n results/all.tsv", shell=True, cwd=wd,
+                          env=fake_slurm_env(tmp_path / "state"), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = {l.split()[0]: l.strip() for l in proc.stderr.splitlines() if l.strip().startswith(("sharded ", "two-gpu "))}
+    assert lines["sharded"].endswith("partition=gpu  env=core  runs=6  jobs=2 (2 shards per dataset)")
+    assert "--gpus=h100:2 --cpus-per-gpu=8 --mem=64000MB -t 240min  partition=gpu  env=vllm  runs=6  jobs=1" in lines["two-gpu"]
+    planned = re.findall(r"output: (results/predictions/\S+/generate/\S+\.json)", proc.stdout)
+    assert sorted(planned) == ["results/predictions/sharded/generate/synth-trivial.s1of2.json",
+                                                 "results/predictions/sharded/generate/synth-trivial.s2of2.json",
+                                                 "results/predictions/two-gpu/generate/synth-trivial.json"]
