@@ -45,6 +45,8 @@ rule sweep_circular_items:
         py=env_python("core"),
     conda:
         conda_file("core")
+    group:
+        DATA_GROUP
     shell:
         "{params.py:q} scripts/sweep_circular.py items --items {input.tasks_jsonl} --k {wildcards.k} --out {output} "
         "> {log} 2>&1"
@@ -82,6 +84,8 @@ rule sweep_circular_score:
         **sweep_score_params(lambda w: {"circular_k": int(w.k)}),
     conda:
         conda_file("core")
+    group:
+        run_group
     resources:
         runtime=30,
     shell:

@@ -128,12 +128,11 @@ def _group(sbatch: list[dict], group: str) -> dict:
 def test_the_exact_command_submits_one_job_per_model_and_dataset_not_per_run(slurm_run):
     comments = sorted(_comment(s["argv"]) for s in slurm_run["sbatch"])
     # 9 runs + a CircularEval run: one group per model and dataset (its generate, infer and score
-    # jobs), one for the dataset's builds, the circular items, the aggregate; model_fingerprint is local
+    # jobs), one for the dataset's builds, the aggregate; model_fingerprint is local
     assert comments == ["rule_aggregate",
-                        "rule_data-synth-trivial_cache_audio_synth_trivial_task",
+                        "rule_data-synth-trivial_cache_audio_sweep_circular_items_synth_trivial_task",
                         "rule_runs-fake-gpu-synth-trivial_generate_core_infer_score_sweep_circular_infer_sweep_circular_score",
-                        "rule_runs-random-synth-trivial_generate_core_infer_score",
-                        "rule_sweep_circular_items_wildcards_synth-trivial_pitch-order_2"], comments
+                        "rule_runs-random-synth-trivial_generate_core_infer_score"], comments
     assert all(s["rc"] == 0 for s in slurm_run["sbatch"])
     assert re.findall(r"^localrule (\S+):", slurm_run["stderr"], re.M) == ["model_fingerprint"] * 2
     df = pd.read_csv(slurm_run["wd"] / "results" / "all.tsv", sep="\t")
@@ -236,3 +235,24 @@ def test_dry_run_shows_a_sharded_model_and_a_two_gpu_model(tmp_path):
     assert sorted(planned) == ["results/predictions/sharded/generate/synth-trivial.s1of2.json",
                                                  "results/predictions/sharded/generate/synth-trivial.s2of2.json",
                                                  "results/predictions/two-gpu/generate/synth-trivial.json"]
+
+
+@pytest.mark.slow
+def test_a_task_edit_after_a_grouped_run_rescores_only_that_task(slurm_run):
+    """Last in this file: it edits the shared run's config."""
+    wd = slurm_run["wd"]
+    metrics = {p: p.stat().st_mtime_ns for p in (wd / "results" / "scores").rglob("metrics.json")}
+    n_before = len(slurm_run["sbatch"])
+    cfg = yaml.safe_load((wd / "config" / "config.yaml").read_text())
+    cfg["tasks"]["beep-count"]["params"]["n_items"] = 5
+    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    again = run_through_fake_slurm(wd)
+    changed = sorted(p.relative_to(wd / "results" / "scores").parts[2] for p, t in metrics.items()
+                     if p.stat().st_mtime_ns != t)
+    assert changed == ["beep-count"] * 3  # fake-gpu x 2 conditions + random x 1
+    new = [_comment(s["argv"]) for s in again["sbatch"][n_before:]]
+    assert len(new) == 4 and all(c.startswith(("rule_data-", "rule_runs-", "rule_aggregate")) for c in new), new
+    log = (wd / "results" / "logs" / "generate" / "fake-gpu" / "synth-trivial.log").read_text()
+    # at most beep-count's 5 items x 2 conditions are generated; every other task's came from the cache
+    items, cached, todo = map(int, re.search(r"7 slices, (\d+) items, (\d+) in the cache .*, (\d+) to generate", log).groups())
+    assert items == 34 and cached >= 24 and 0 < todo <= 10 and cached + todo == items
