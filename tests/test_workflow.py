@@ -65,8 +65,8 @@ def test_tiny_run_writes_all_tsv_and_figure(tiny):
     assert (acc[acc.model == "random"].parse_failure_rate == 0).all()
     assert (tiny / "results" / "figures" / "accuracy.png").stat().st_size > 10_000
     assert (tiny / "results" / "figures" / "accuracy.svg").read_text().lstrip().startswith("<?xml")
-    log = (tiny / "results" / "logs" / "generate" / "random.log").read_text()
-    # random: 3 tasks x 2 conditions x 2 prompts, 8 + 8 + scene items each, in one job with one load
+    log = (tiny / "results" / "logs" / "generate" / "random" / "synth-trivial.log").read_text()
+    # random on synth-trivial: 2 tasks x 2 conditions x 2 prompts, 8 items each, in one job with one load
     assert log.count("loading model random") == 1, log
     assert re.search(r"(\d+)/\1 \[.*item/s", log), log
 

@@ -51,14 +51,14 @@ def tracked(server, tmp_path_factory):
 def test_the_tiny_jobs_only_spool_and_the_sync_uploads_them_all(tracked):
     wd, table, _, _ = tracked
     report = json.loads((wd / "results" / "tracking" / "sync.json").read_text())
-    assert (report["sent"], report["left"], report["already_sent"]) == (len(table) + 2, 0, 0)
-    assert "tracking" not in (wd / "results" / "logs" / "generate" / "random.log").read_text()
+    assert (report["sent"], report["left"], report["already_sent"]) == (len(table) + 4, 0, 0)
+    assert "tracking" not in (wd / "results" / "logs" / "generate" / "random" / "synth-trivial.log").read_text()
 
 
 def test_one_finished_run_per_generate_and_score_job_in_one_group(tracked):
     _, table, _, runs = tracked
     kinds = pd.Series([r.data.tags["lalmbench.job_type"] for r in runs]).value_counts().to_dict()
-    assert kinds == {"score": len(table), "generate": 2}  # 15 scored runs; models random and text-prior
+    assert kinds == {"score": len(table), "generate": 4}  # 15 scored runs; random and text-prior x 2 datasets
     assert {r.info.status for r in runs} == {"FINISHED"}
     groups = {r.data.tags["lalmbench.group"] for r in runs}
     assert len(groups) == 1 and groups.pop().startswith("config-")
@@ -91,13 +91,13 @@ def test_score_run_artifacts_are_the_runs_files_and_views(tracked, tmp_path):
 
 def test_generate_run_has_live_progress_up_to_every_item(tracked):
     _, _, client, runs = tracked
-    r = next(r for r in runs if r.info.run_name == "generate/random")
+    r = next(r for r in runs if r.info.run_name == "generate/random/synth-scenes")
     history = client.get_metric_history(r.info.run_id, "items_done")
     steps = [m.step for m in sorted(history, key=lambda m: m.step)]
-    assert len(steps) >= 3 and steps == sorted(set(steps)) and steps[-1] == 160  # 12 slices (3 tasks x 2 conditions x 2 prompts), 160 items
+    assert len(steps) >= 3 and steps == sorted(set(steps)) and steps[-1] == 96  # scene-order x 2 conditions x 2 prompts: 4 slices, 96 items
     assert all(b - a < 40 + 16 for a, b in zip(steps, steps[1:]))  # every log_every items (a batch of <= 16 may end past it)
     assert r.data.metrics["fraction"] == 1.0 and 0 <= r.data.metrics["accuracy_so_far"] <= 1
-    assert r.data.metrics["generated"] == 160 and r.data.params["backend"] == "random"
+    assert r.data.metrics["generated"] == 96 and r.data.params["backend"] == "random"
 
 
 def test_tracking_token_never_reaches_a_written_file(tracked, server):
