@@ -86,7 +86,7 @@ def run_through_fake_slurm(wd: Path) -> dict:
     """Run COMMAND, exactly as typed, in `wd` with the fake SLURM on PATH; return the recorded calls."""
     state = wd / "fake-slurm"
     proc = subprocess.run(COMMAND, shell=True, cwd=wd, env=fake_slurm_env(state), capture_output=True, text=True,
-                          timeout=900)
+                          timeout=1800)
 
     def calls(name):
         f = state / name
