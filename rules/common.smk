@@ -20,9 +20,7 @@ from lalmbench.core.provenance import config_hash
 from lalmbench.workflow.rulegrid import Untracked
 from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
-from lalmbench.workflow.snakemake_signatures import cache_function_signatures
 
-cache_function_signatures()  # each param function's signature read once, not once per job
 
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
 validate_config(config, BASE / "config" / "schema.yaml", BASE,
