@@ -24,7 +24,7 @@ __all__ = ["parse_answer", "score_mcq", "read_items", "__version__"]
 
 def _options(options: Sequence[Mapping[str, Any] | str]) -> list[dict]:
     """``[{label, text}]`` as the pipeline stores options; plain strings get labels A, B, C, ..."""
-    from lalmbench.tasks.items import LABELS
+    from lalmbench.core.items import LABELS
 
     out = []
     for i, o in enumerate(options):

@@ -4,7 +4,7 @@ import json
 
 import _bootstrap  # noqa: F401
 
-from lalmbench.data.adapters.run import import_task_files
+from lalmbench.tasks.run import import_task_files
 from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)

@@ -22,8 +22,10 @@ def test_dry_run_of_default_target_plans_every_run(tmp_path):
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     n_runs = len(cfg["tasks"]) * 7  # random: audio + no-audio; text-prior: no-audio; cascade, signal: audio + silence
     assert sum(j["rule"] == "infer" for j in jobs) == n_runs
-    # one generate job (one model load) per model, whatever its number of runs
-    assert sorted(j["wildcards"]["model"] for j in jobs if j["rule"].startswith("generate_")) == sorted(cfg["models"])
+    # one generate job (one model load) per model and dataset, whatever its number of runs
+    datasets = sorted({t["dataset"] for t in cfg["tasks"].values()})
+    assert sorted((j["wildcards"]["model"], j["wildcards"]["unit"]) for j in jobs if j["rule"].startswith("generate_")) \
+        == [(m, d) for m in sorted(cfg["models"]) for d in datasets]
     assert sum(j["rule"] == "score" for j in jobs) == n_runs
     assert sum(j["rule"] == "aggregate" for j in jobs) == 1
 

@@ -36,17 +36,18 @@ def snakemake(wd: Path, *args: str, check: bool = True) -> subprocess.CompletedP
     return proc
 
 
-JOB = re.compile(r"^rule (\S+):\n(?P<body>(?:    .*\n)+)", re.M)
+#: a job block; jobs of a group job (data-<dataset>, runs-<model>-<dataset>) are printed indented under it
+JOB = re.compile(r"^(?P<indent> *)rule (\S+):\n(?P<body>(?:(?P=indent)    .*\n)+)", re.M)
 
 
 def planned_jobs(dry_run_output: str) -> list[dict]:
-    """Parse `snakemake -n` output into [{rule, wildcards, reason}] (one per job)."""
+    """Parse `snakemake -n` output into [{rule, wildcards, reason}] (one per job, grouped or not)."""
     jobs = []
     for m in JOB.finditer(dry_run_output):
         body = m.group("body")
-        wc = re.search(r"^    wildcards: (.*)$", body, re.M)
-        reason = re.search(r"^    reason: (.*)$", body, re.M)
-        jobs.append({"rule": m.group(1),
+        wc = re.search(r"^ *wildcards: (.*)$", body, re.M)
+        reason = re.search(r"^ *reason: (.*)$", body, re.M)
+        jobs.append({"rule": m.group(2),
                      "wildcards": dict(kv.split("=", 1) for kv in wc.group(1).split(", ")) if wc else {},
                      "reason": reason.group(1) if reason else ""})
     return jobs

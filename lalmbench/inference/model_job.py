@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import soundfile as sf
 
@@ -31,7 +31,9 @@ from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
 from lalmbench.scoring.parse import parse_answer
 from lalmbench.core.progress import ProgressLog
 from lalmbench.core.provenance import package_versions
-from lalmbench.tracking.base import Tracker
+
+if TYPE_CHECKING:  # the opt-in tracking study hands a tracker in; inference never imports it
+    from lalmbench.tracking.base import Tracker
 
 log = logging.getLogger("lalmbench.inference")
 

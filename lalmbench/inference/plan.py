@@ -11,6 +11,7 @@ import os
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from lalmbench.core.runs import Run
 from lalmbench.inference.fingerprint import file_digest
 from lalmbench.inference.slices import Slice
 
@@ -68,8 +69,6 @@ def model_specs(model: str, runs: Iterable, circular: tuple[Sequence, int | None
 
 
 def slice_from_spec(model: str, spec: Sequence) -> Slice:
-    from lalmbench.workflow.config import Run
-
     kind, dataset, task, condition, prompt, arg = spec
     run = Run(model, dataset, task, condition, prompt)
     if kind == "main":

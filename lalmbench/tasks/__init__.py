@@ -6,7 +6,7 @@ A builder is a pure function::
     build(events: pd.DataFrame, clips: pd.DataFrame, params: dict, *, seed: int,
           dataset: str, task: str) -> tuple[list[dict], dict]
 
-returning the items (see :mod:`lalmbench.tasks.items`) and a stats dict (rows read, dropped with
+returning the items (see :mod:`lalmbench.core.items`) and a stats dict (rows read, dropped with
 reasons, items written, answer-position histogram). Same inputs + seed -> identical items.
 """
 from __future__ import annotations

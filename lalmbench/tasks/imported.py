@@ -22,7 +22,7 @@ import numpy as np
 
 from lalmbench.core.io import InputError, read_jsonl
 from lalmbench.tasks import register_family
-from lalmbench.tasks.items import balanced_positions, option_labels
+from lalmbench.core.items import balanced_positions, option_labels
 from lalmbench.tasks.options import build_stats
 from lalmbench.tasks.prep import check_params, param
 

@@ -1,6 +1,6 @@
 """Vectorised option arrangement and item/stats assembly shared by the MCQ families.
 
-:func:`lalmbench.tasks.items.place_answer` arranges one item at a time; here the same rule (gold at
+:func:`lalmbench.core.items.place_answer` arranges one item at a time; here the same rule (gold at
 a balanced position, distractors in random order around it) is applied to all items at once, so
 a 200k-item family costs one argsort instead of 200k generator calls.
 """
@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from lalmbench.tasks.prep import Prepared, item_ids, r4
-from lalmbench.tasks.items import (LABELS, balanced_positions, chi_square_balance, option_labels,
+from lalmbench.core.items import (LABELS, balanced_positions, chi_square_balance, option_labels,
                                    position_histogram)
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 from lalmbench.core import io
 from lalmbench.core.memory import use_system_pool
 from lalmbench.tasks import build_items
-from lalmbench.tasks.items import write_items
+from lalmbench.core.items import write_items
 from lalmbench.tasks.options import ItemRows, import_in_background
 
 log = logging.getLogger("lalmbench.tasks")
@@ -55,3 +55,24 @@ def build_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, eve
     io.write_json(stats_path, stats)
     del events, clips                # the items hold what they need: the tables' memory goes before the write's
     write_items(items_path, items)
+
+
+def import_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, source_items: str, items_path: str,
+                      stats_path: str, adapt_stats: str | None = None) -> None:
+    """``cfg`` = {task, dataset, seed, ...} (the build_task rule's params) for a task of family 'import'."""
+    clips = pd.read_parquet(clips_path)
+    params = dict(cfg["task"].get("params") or {}, items_path=source_items)
+    items, stats = build_items("import", pd.DataFrame(), clips, params, seed=int(cfg["seed"]), dataset=dataset,
+                               task=task)
+    if not items:
+        raise ValueError(f"task {task!r}: no items imported from {source_items}; dropped {stats.get('dropped')}")
+    if adapt_stats:
+        # what the adapter left out of the whole dataset travels with every task made from it, so that
+        # results/all.tsv flags each of their runs (lalmbench.report.aggregate.task_flags)
+        src = io.read_json(adapt_stats)
+        if src.get("dropped"):
+            stats["dropped_at_source"] = dict(src["dropped"])
+        if src.get("notes"):
+            stats["notes_at_source"] = dict(src["notes"])
+    io.write_json(stats_path, stats)
+    io.write_jsonl(items_path, items)

@@ -8,7 +8,6 @@ backend 'random'; did you mean 'gpus'? (allowed: ...)`` (model entries: lalmbenc
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,6 +18,7 @@ import yaml
 from lalmbench.workflow.model_entries import (check_families, check_model_entries, check_reasoners, family_warnings,
                                               resolve_reasoners)
 from lalmbench.core.provenance import config_hash
+from lalmbench.core.runs import Run
 from lalmbench.inference.gpu_plan import resolve_gpus
 
 
@@ -368,19 +368,6 @@ def check_study_size(cfg: dict) -> dict[str, int]:
                           f"(n_items, n_clips, scale) x conditions x prompts; check them for a typo, or set "
                           f"confirm_large_study: true to run it")
     return size
-
-
-@dataclass(frozen=True)
-class Run:
-    model: str
-    dataset: str
-    task: str
-    condition: str
-    prompt: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.model}/{self.dataset}/{self.task}/{self.condition}/{self.prompt}"
 
 
 def iter_runs(cfg: dict) -> Iterator[Run]:

@@ -13,7 +13,8 @@ import soundfile as sf
 from lalmbench.data.annotations import validate_clips, validate_events
 from lalmbench.data.adapters import adapt
 from lalmbench.data.adapters.common import DatasetMissing, resolve_audio
-from lalmbench.data.adapters.run import adapt_dataset_files, import_task_files
+from lalmbench.data.adapters.run import adapt_dataset_files
+from lalmbench.tasks.run import import_task_files
 from lalmbench.core.io import InputError, read_jsonl
 from lalmbench.tasks import build_items
 

@@ -254,7 +254,7 @@ def test_items_written_from_columns_are_the_item_dicts_bytes(tables, tmp_path, f
     import orjson
 
     from lalmbench.core.io import json_default
-    from lalmbench.tasks.items import write_items
+    from lalmbench.core.items import write_items
     from lalmbench.tasks.options import ItemRows
 
     awkward = {"tone": 'a "tone", 100%', "hum": "hüm \\ 日本"}

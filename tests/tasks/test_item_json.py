@@ -5,7 +5,7 @@ import numpy as np
 import orjson
 
 from lalmbench.core.io import json_default
-from lalmbench.tasks.items import write_items
+from lalmbench.core.items import write_items
 from lalmbench.tasks.options import ItemRows, emit
 
 OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE

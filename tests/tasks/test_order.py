@@ -6,7 +6,7 @@ import pytest
 
 from lalmbench.core.io import InputError, dumps_json
 from lalmbench.tasks import build_items
-from lalmbench.tasks.items import make_item
+from lalmbench.core.items import make_item
 
 
 

@@ -42,7 +42,7 @@ from lalmbench.core.io import InputError
 from lalmbench.data.adapters import Adapted, empty_events
 from lalmbench.data.adapters.common import audio_checks, clips_frame, require_dir, resolve_audio
 from lalmbench.data.adapters.tables import load_records, resolve_items_path, write_embedded
-from lalmbench.tasks.items import option_labels
+from lalmbench.core.items import option_labels
 
 # "(a) dog (b) crow" / "(A) dog" / "A. dog" style option markers inside a question text
 _EMBEDDED = re.compile(r"\(([A-Za-z])\)\s*")

@@ -87,29 +87,6 @@ def _clean_text(events: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return events.assign(label=label, caption=caption), n_label + n_caption
 
 
-def import_task_files(cfg: dict, *, dataset: str, task: str, clips_path: str, source_items: str, items_path: str,
-                      stats_path: str, adapt_stats: str | None = None) -> None:
-    """``cfg`` = {task, dataset, seed, ...} (the build_task rule's params) for a task of family 'import'."""
-    from lalmbench.tasks import build_items
-
-    clips = pd.read_parquet(clips_path)
-    params = dict(cfg["task"].get("params") or {}, items_path=source_items)
-    items, stats = build_items("import", pd.DataFrame(), clips, params, seed=int(cfg["seed"]), dataset=dataset,
-                               task=task)
-    if not items:
-        raise ValueError(f"task {task!r}: no items imported from {source_items}; dropped {stats.get('dropped')}")
-    if adapt_stats:
-        # what the adapter left out of the whole dataset travels with every task made from it, so that
-        # results/all.tsv flags each of their runs (lalmbench.report.aggregate.task_flags)
-        src = io.read_json(adapt_stats)
-        if src.get("dropped"):
-            stats["dropped_at_source"] = dict(src["dropped"])
-        if src.get("notes"):
-            stats["notes_at_source"] = dict(src["notes"])
-    io.write_json(stats_path, stats)
-    io.write_jsonl(items_path, items)
-
-
 def mix_dataset_files(cfg: dict, *, dataset: str, source_clips: str, source_events: str, clips_path: str,
                       events_path: str, plan_path: str, audio_dir: str, seed: int) -> None:
     """AIR-Bench-style mixtures of another dataset's clips (``cfg`` = the mix dataset's config)."""

@@ -15,7 +15,7 @@ import pandas as pd
 import soundfile as sf
 
 from lalmbench.data.synth import sounds
-from lalmbench.tasks.items import balanced_positions, chi_square_balance, make_item, option_labels, position_histogram
+from lalmbench.core.items import balanced_positions, chi_square_balance, make_item, option_labels, position_histogram
 
 FIRST_SECOND = ["the first tone", "the second tone"]
 
