@@ -104,13 +104,15 @@ for _fig, (_category, _extra) in DECISION_FIGURES.items():
         params:
             py=env_python("core"),
             prompts=prompts_arg(),
+            # the loop's values go in as params: Snakemake evaluates a rule's shell string again when the
+            # job runs, by then with the loop's last values
+            script=f"scripts/plot_{_fig}.py",
+            extra=" ".join(f"{flag} {path}" for path, flag in _extra.values()),
         conda:
             conda_file("core")
         shell:
-            f"{{params.py:q}} scripts/plot_{_fig}.py --decisions {{input.decisions}} --prompts {{params.prompts}} "
-            "--png {output.png} --svg {output.svg} --tsv {output.tsv} "
-            + "".join(f"{flag} {{output.{name}}} " for name, (_, flag) in _extra.items())
-            + "> {log} 2>&1"
+            "{params.py:q} {params.script} --decisions {input.decisions} --prompts {params.prompts} "
+            "--png {output.png} --svg {output.svg} --tsv {output.tsv} {params.extra} > {log} 2>&1"
 
 
 rule figures:
