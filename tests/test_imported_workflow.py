@@ -37,7 +37,7 @@ def test_imported_outputs_run_through_the_workflow(tmp_path):
     snakemake(wd, "--configfile=imported.yaml", "results/all.tsv")
     acc = pd.read_csv(wd / "results" / "all.tsv", sep="\t").query("metric == 'accuracy'")
     assert acc[["model", "n", "value", "parse_failure_rate"]].values.tolist() == [["published", 8, 6 / 8, 2 / 8]]
-    log = (wd / "results" / "logs" / "generate" / "published.log").read_text()
+    log = (wd / "results" / "logs" / "generate" / "published" / "synth-trivial.log").read_text()
     assert f"no imported output for item {items[7]['id']!r} in imported/outputs.jsonl" in log
     assert "1 of 8 outputs in imported/outputs.jsonl matched no item" in log
 

@@ -30,7 +30,7 @@ ENGINE_KEYS = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization"
                "enforce_eager", "limit_mm_per_prompt", "engine_args")
 KNOWN_KEYS = {"backend", "model_id", "revision", "family", "env", "resources", "conditions", "prompts", "tasks", "seed",
               "batch_size", "generation", "trust_remote_code", "system_prompt", "audio_position", "mode",
-              "description", "max_error_rate", "multi_audio_gap_s", "preset", *ENGINE_KEYS}
+              "description", "max_error_rate", "multi_audio_gap_s", "preset", "shards", *ENGINE_KEYS}
 
 
 def _require_vllm():
