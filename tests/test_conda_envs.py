@@ -41,9 +41,13 @@ def test_list_conda_envs_names_the_four_envs(wd):
 def test_each_job_gets_the_env_of_its_work(wd):
     rows = [line.split("\t") for line in _run(wd, CONDA_JOBS, CLUSTER).stdout.splitlines() if "\t" in line]
     models = yaml.safe_load((ROOT / CLUSTER).read_text())["models"]
-    generate = {wc.removeprefix("model="): env for rule, wc, env in rows if rule.startswith("generate_")}
-    # every model has one generate job, in its own env
-    assert generate == {m: f"envs/{c.get('env', 'core')}.yaml" for m, c in models.items()}
+    generate: dict[str, set[str]] = {}
+    for rule, wc, env in rows:
+        if rule.startswith("generate_"):  # wildcards model=<m>,unit=<dataset>: one job per model and dataset
+            generate.setdefault(dict(kv.split("=", 1) for kv in wc.split(","))["model"], set()).add(env)
+    # every model's generate jobs run in its own env
+    assert generate == {m: {f"envs/{c.get('env', 'core')}.yaml"} for m, c in models.items()}
+    generate = {m: envs.pop() for m, envs in generate.items()}
     assert {"envs/hf.yaml", "envs/vllm.yaml", "envs/core.yaml"} <= set(generate.values())
     caption = [env for rule, _, env in rows if rule == "caption_metrics"]
     assert caption and set(caption) == {"envs/captioning.yaml"}
