@@ -53,6 +53,7 @@ def test_a_hostile_path_in_the_config_is_one_argument_in_every_job(tmp_path):
     ran = {**CONFIG, "prediction_cache": f"results/{HOSTILE}/c"}
     (wd / "ran.yaml").write_text(yaml.safe_dump(ran))
     snakemake(wd, "--configfile=ran.yaml", "results/all.tsv")
-    assert len(list((wd / "results" / "we ird" / 'it\'s "q" $(touch PWNED)' / "c" / "random").glob("*.jsonl"))) == 1
+    # one cache file per generate job (model x dataset), under the literal hostile path
+    assert len(list((wd / "results" / "we ird" / 'it\'s "q" $(touch PWNED)' / "c" / "random").rglob("*.jsonl"))) == 1
     assert not list(wd.rglob("PWNED")) and not Path("PWNED").exists()
     assert (wd / "results/all.tsv").read_text().count("\n") == 2

@@ -32,7 +32,7 @@ conditions: [audio]
 prompts: [mcq-default]
 judge: {{judge_model: judge, audit_n: 50}}
 """
-HEDGE = "Hard to say."
+HEDGE = "Hmm, tough one; my gut goes with the later of them."  # unreadable by the rules, yet an answer (not a non-answer)
 
 
 def _reply(body: dict) -> str:
