@@ -27,6 +27,11 @@ BACKEND_MODULES: dict[str, str] = {
 
 _REGISTRY: dict[str, type["Model"]] = {}
 
+#: keys of every model entry that the pipeline reads (where and how a model runs), not its backend:
+#: the backends that refuse unknown keys accept these, so a new pipeline key is added here once
+PIPELINE_KEYS = frozenset({"backend", "env", "resources", "conditions", "prompts", "tasks", "seed", "description",
+                           "max_error_rate", "attention", "multi_audio_gap_s", "shards"})
+
 
 @dataclass
 class ModelInput:

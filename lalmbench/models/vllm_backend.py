@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Model, ModelInput, ModelOutput, register_backend
+from .base import PIPELINE_KEYS, Model, ModelInput, ModelOutput, register_backend
 from .hf.families import audio_note, get_family, probe_render, wav_base64
 from .hf.presets import apply_preset, audio_position_note
 from .hf.settings import flatten_params
@@ -28,9 +28,10 @@ from .hf.settings import flatten_params
 VLLM_FAMILIES = ("qwen2_audio", "qwen2_5_omni", "qwen3_omni", "gemma3n", "voxtral", "audioflamingo3", "text")
 ENGINE_KEYS = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs", "dtype",
                "enforce_eager", "limit_mm_per_prompt", "engine_args")
-KNOWN_KEYS = {"backend", "model_id", "revision", "family", "env", "resources", "conditions", "prompts", "tasks", "seed",
-              "batch_size", "generation", "trust_remote_code", "system_prompt", "audio_position", "mode",
-              "description", "max_error_rate", "multi_audio_gap_s", "preset", "shards", *ENGINE_KEYS}
+# attention capture is hf-only (lalmbench.attention.plan refuses it elsewhere with its reason)
+KNOWN_KEYS = (PIPELINE_KEYS - {"attention"}) | {"model_id", "revision", "family", "batch_size", "generation",
+                                                "trust_remote_code", "system_prompt", "audio_position", "mode",
+                                                "preset", *ENGINE_KEYS}
 
 
 def _require_vllm():

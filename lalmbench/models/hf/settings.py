@@ -8,9 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# keys of a model entry that belong to the pipeline, not to this backend
-PIPELINE_KEYS = {"backend", "env", "resources", "conditions", "prompts", "tasks", "seed", "description",
-                 "max_error_rate", "attention", "multi_audio_gap_s", "shards"}
+from lalmbench.models.base import PIPELINE_KEYS
 
 GENERATION_DEFAULTS: dict[str, Any] = {"max_new_tokens": 128, "do_sample": False, "num_beams": 1}
 SCORING_MODES = ("generate", "loglik")
