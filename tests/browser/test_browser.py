@@ -105,10 +105,16 @@ def test_filter_paginate_and_read_answers_from_disk(wd, driver):
     assert sorted(it["id"] for it in shown) == sorted(want.index)
     for it in shown:
         (row,) = it["rows"]
-        model, cond, prompt, raw, parsed, stage, outcome, gold = row
+        model, cond, prompt, raw, parsed, stage, outcome, official, gold = row
         w = want.loc[it["id"]]
         assert (raw, parsed, stage, outcome, gold) == (w.raw_output, w.pred_label, w.parse_status, "correct",
                                                        w.gold_label)
+        # the official rule's score for this answer, marked where it disagrees with ours
+        if "official_score" in want.columns and pd.notna(w.official_score):
+            assert official.startswith(str(w.official_score).rstrip("0").rstrip(".") or "0")
+            assert official.endswith("\u2260 ours") == bool(w.official_disagrees)
+        else:
+            assert official == ""
     # the gold option is marked in the options list
     gold_li = driver.find_element("css selector", ".item .options li.gold").text
     assert gold_li.startswith(f"{want.iloc[0].gold_label}. ") or len(shown) > 1
