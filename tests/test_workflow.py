@@ -257,3 +257,61 @@ def test_a_dataset_that_fails_to_build_never_blocks_the_other_datasets_runs(tmp_
     assert len(pd.read_parquet(wd / f"results/predictions/{good}.parquet")) == 4
     assert json.loads((wd / f"results/scores/{good}/metrics.json").read_text())["n"] == 4
     assert not (wd / "results/predictions/random/broken").exists()
+
+
+# --- run_jobs: per-dataset (one job per model and dataset writes all of its MCQ runs) ------------------
+@pytest.fixture(scope="module")
+def per_dataset(tmp_path_factory):
+    wd = copy_workflow(tmp_path_factory.mktemp("wf-per-dataset"))
+    _edit_cfg(lambda c: c.update(run_jobs="per-dataset"))(wd)
+    out = snakemake(wd, "--configfile=.test/config.yaml", "results/all.tsv")
+    return wd, out.stdout + out.stderr
+
+
+def _runs_log(wd, model, dataset):
+    return (wd / "results" / "logs" / "runs" / model / f"{dataset}.log").read_text()
+
+
+@pytest.mark.slow
+def test_per_dataset_jobs_write_what_per_run_jobs_write(tiny, per_dataset):
+    wd, out = per_dataset
+    assert (wd / "results" / "all.tsv").read_bytes() == (tiny / "results" / "all.tsv").read_bytes()
+    for d in sorted((tiny / "results" / "scores").rglob("decisions.parquet")):
+        rel = d.relative_to(tiny)
+        pd.testing.assert_frame_equal(pd.read_parquet(wd / rel), pd.read_parquet(d), obj=str(rel))
+    # no per-run infer or score job: one runs_<i> job per model and dataset (random, text-prior x 2 datasets)
+    ran = re.findall(r"^(?:local)?rule (\S+):", out, re.M)
+    assert not {"infer", "score"} & set(ran)
+    assert sum(r.startswith("runs_") for r in ran) == 2 * 2
+    assert "materialised 8, predictions_current 0, scored 8, scores_current 0" in _runs_log(wd, "random", "synth-trivial")
+
+
+@pytest.mark.slow
+def test_per_dataset_task_edit_rescores_only_that_tasks_runs(per_dataset):
+    wd, _ = per_dataset
+    scores = wd / "results" / "scores"
+    before = {p: p.read_bytes() for p in scores.rglob("decisions.parquet")}
+    _edit_cfg(lambda c: c["tasks"]["pitch-order"]["params"].update(n_items=10))(wd)
+    snakemake(wd, "--configfile=.test/config.yaml", "results/all.tsv")
+    changed = {p.relative_to(scores).parts[2] for p, b in before.items() if p.read_bytes() != b}
+    assert changed == {"pitch-order"}
+    # random on synth-trivial: 2 tasks x 2 conditions x 2 prompts, the 4 pitch-order runs made and scored again
+    assert "materialised 4, predictions_current 4, scored 4, scores_current 4" in _runs_log(wd, "random", "synth-trivial")
+    df = pd.read_csv(wd / "results" / "all.tsv", sep="\t")
+    assert set(df[df.task == "pitch-order"].n) == {10}
+    assert snakemake(wd, "--configfile=.test/config.yaml", "-n", "results/all.tsv").stdout.count("rule ") == 0
+
+
+@pytest.mark.slow
+def test_per_dataset_parser_upgrade_rescores_without_inference(per_dataset):
+    wd, _ = per_dataset
+    parse_py = wd / "lalmbench" / "scoring" / "parse.py"
+    original = parse_py.read_text()
+    try:
+        parse_py.write_text(re.sub(r'PARSER_VERSION = "[^"]+"', 'PARSER_VERSION = "99.0.0"', original))
+        jobs = planned_jobs(snakemake(wd, "--configfile=.test/config.yaml", "-n", "results/all.tsv").stdout)
+    finally:
+        parse_py.write_text(original)
+    assert {j["rule"] for j in jobs if not j["rule"].startswith("runs_")} <= {"aggregate", "listening_check", "all"}
+    assert all("Params have changed" in j["reason"] for j in jobs if j["rule"].startswith("runs_"))
+    assert sum(j["rule"].startswith("runs_") for j in jobs) == 2 * 2

@@ -10,9 +10,10 @@ import pandas as pd
 from lalmbench.core import io
 from lalmbench.inference.cache import merge_rows
 from lalmbench.inference.fingerprint import model_fingerprint
-from lalmbench.inference.plan import INPUTS_KEY, input_digests
+from lalmbench.inference.plan import INPUTS_KEY, file_is_current, input_digests
 from lalmbench.inference.slices import Slice, prepare
 
+FINGERPRINT_KEY = "lalmbench.model_fingerprint"
 PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", "output_tokens", "batch_size",
                       "seed", "model_id", "model_revision", "backend", "condition", "prompt", "versions", "backend_info",
                       "extra", "key", "model_fingerprint"]
@@ -44,5 +45,16 @@ def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence
     """Write the slice's file, with the digests of the inputs it was made from in its metadata (so a
     touched but unchanged input is recognised: lalmbench.inference.plan.file_is_current)."""
     df = slice_frame(sl, model_cfg=model_cfg, cache_path=cache_path, sample_rate=sample_rate)
-    io.write_parquet(sl.out, df, metadata={INPUTS_KEY: json.dumps(input_digests(sl), sort_keys=True)})
+    io.write_parquet(sl.out, df, metadata={INPUTS_KEY: json.dumps(input_digests(sl), sort_keys=True),
+                                           FINGERPRINT_KEY: model_fingerprint(model_cfg)})
     return df
+
+
+def is_current(sl: Slice, model_fp: str) -> bool:
+    """The slice's file exists, its inputs are unchanged (lalmbench.inference.plan.file_is_current)
+    and it was made with this model fingerprint: writing it again would give the same rows."""
+    if not file_is_current(sl):
+        return False
+    import pyarrow.parquet as pq
+
+    return (pq.read_schema(sl.out).metadata or {}).get(FINGERPRINT_KEY.encode(), b"").decode() == model_fp

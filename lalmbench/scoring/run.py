@@ -1,8 +1,11 @@
 """Rule entry for scoring one run: items + predictions -> decisions.parquet + metrics.json."""
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
+from typing import Callable
 
 import pandas as pd
 
@@ -12,15 +15,17 @@ log = logging.getLogger("lalmbench.score")
 
 RUN_KEYS = ("model", "dataset", "task", "condition", "prompt")
 PROVENANCE = ("model_id", "model_revision", "backend", "seed", "batch_size")
+SCORE_INPUTS_KEY = "lalmbench.score_inputs"
 
 
 def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict, config_hash: str,
                     run: list[str], decisions_path: str, metrics_path: str, judge_cfg: dict | None = None,
-                    judge_model=None, official_cfg: dict | None = None) -> dict:
+                    judge_model=None, official_cfg: dict | None = None, score_inputs: str | None = None) -> dict:
     """``judge_cfg`` (the top-level ``judge:`` block with ``judge_model_cfg`` and ``seed`` filled in
     by the workflow) turns on the LLM-judge fallback; ``judge_model`` injects a loaded backend.
     ``official_cfg`` (the dataset's official rule for this task, :mod:`lalmbench.scoring.official`)
-    adds ``value_official`` beside ``value`` and the per-item official columns."""
+    adds ``value_official`` beside ``value`` and the per-item official columns; ``score_inputs`` (the
+    digest of what the run is scored from) goes into the decisions file's metadata."""
     from lalmbench.scoring.mcq import score_mcq
 
     items = io.read_jsonl(items_path)
@@ -48,9 +53,84 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     }
     log.info("%s: %s=%.4f n=%d unparseable=%d", "/".join(run), metrics["metric"], metrics["value"], metrics["n"],
              metrics.get("n_unparseable", 0))
-    io.write_parquet(decisions_path, decisions)
+    io.write_parquet(decisions_path, decisions, metadata={SCORE_INPUTS_KEY: score_inputs} if score_inputs else None)
     io.write_json(metrics_path, metrics)
     return metrics
+
+
+def score_inputs_digest(items_path: str, predictions_path: str, settings: dict) -> str:
+    """What a run's decisions and metrics are made from: both files' bytes and every scoring setting."""
+    from lalmbench.inference.fingerprint import file_digest
+
+    blob = json.dumps([file_digest(items_path), file_digest(predictions_path), settings], sort_keys=True)
+    return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def recorded_score_inputs(decisions_path: str) -> str | None:
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(decisions_path).metadata or {}
+    except (FileNotFoundError, OSError):
+        return None
+    v = meta.get(SCORE_INPUTS_KEY.encode())
+    return v.decode() if v else None
+
+
+def scores_paths(run_key: str) -> tuple[str, str]:
+    """(decisions.parquet, metrics.json) of a run."""
+    return f"results/scores/{run_key}/decisions.parquet", f"results/scores/{run_key}/metrics.json"
+
+
+def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sample_rate: int,
+               after_run: Callable[[dict], None] | None = None) -> dict[str, int]:
+    """Rule ``runs`` (``run_jobs: per-dataset``): every MCQ run of one model and dataset in one process,
+    each written as rule infer and rule score would write it. A run whose predictions file is current
+    (same inputs, same model fingerprint) is not materialised again, and one whose decisions record the
+    same score inputs is not scored again: only its files' times are renewed, so a rerun of this job for
+    one edited task re-scores that task's runs only.
+
+    ``batch``: ``{"dataset", "settings": {name: {parser, judge, official}}, "runs": [[task, condition,
+    prompt, run_hash, settings name], ...]}`` (settings are shared by many runs: the command line stays short)."""
+    from lalmbench.core.runs import Run
+    from lalmbench.inference.cache import cache_files
+    from lalmbench.inference.fingerprint import model_fingerprint
+    from lalmbench.inference.materialize import is_current, materialize
+    from lalmbench.inference.plan import slice_from_spec
+
+    fp = model_fingerprint(model_cfg)
+    cache = cache_files(cache_root, model, fp)
+    dataset, runs = batch["dataset"], batch["runs"]
+    counts = {"materialised": 0, "predictions_current": 0, "scored": 0, "scores_current": 0}
+    for i, (task, condition, prompt, run_hash, name) in enumerate(runs, 1):
+        sl = slice_from_spec(model, ("main", dataset, task, condition, prompt, None))
+        decisions, metrics = scores_paths(Run(model, dataset, task, condition, prompt).key)
+        if is_current(sl, fp):
+            os.utime(sl.out)
+            counts["predictions_current"] += 1
+        else:
+            df = materialize(sl, model_cfg=model_cfg, cache_path=cache, sample_rate=sample_rate)
+            counts["materialised"] += 1
+            log.info("%s: %d rows, %d errors", sl.out, len(df), int(df.error.notna().sum()))
+        settings = {**batch["settings"][name], "run_hash": run_hash}
+        digest = score_inputs_digest(sl.items, sl.out, settings)
+        if recorded_score_inputs(decisions) == digest and os.path.exists(metrics):
+            for p in (decisions, metrics):
+                os.utime(p)
+            counts["scores_current"] += 1
+            log.info("[%d/%d] %s/%s/%s: scores current", i, len(runs), task, condition, prompt)
+            continue
+        score_run_files(items_path=sl.items, predictions_path=sl.out, parser_cfg=settings["parser"],
+                        config_hash=run_hash, run=[model, dataset, task, condition, prompt],
+                        decisions_path=decisions, metrics_path=metrics, judge_cfg=settings["judge"] or None,
+                        official_cfg=settings["official"] or None, score_inputs=digest)
+        counts["scored"] += 1
+        log.info("[%d/%d] scored", i, len(runs))
+        if after_run:
+            after_run({"items_path": sl.items, "predictions_path": sl.out, "decisions_path": decisions,
+                       "metrics_path": metrics})
+    log.info("%s: %s", model, ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return counts
 
 
 def _judge(decisions: pd.DataFrame, items: list[dict], cfg: dict, model=None) -> tuple[pd.DataFrame, dict]:

@@ -190,3 +190,18 @@ class Untracked:
 
     def __str__(self) -> str:
         return self.text
+
+
+def batched_runs(runs: Iterable, tasks: Iterable[str]) -> list[tuple[str, tuple[str, ...], tuple[tuple[str, str, str], ...]]]:
+    """``run_jobs: per-dataset``: the rules ``runs_<i>``, one per dataset and set of runs, as
+    (dataset, models, ((task, condition, prompt), ...)). Models with the same runs on a dataset share
+    a rule (its ``{model}`` wildcard); each model still gets its own job."""
+    tasks = set(tasks)
+    by_model: dict[tuple[str, str], list] = {}
+    for r in runs:
+        if r.task in tasks:
+            by_model.setdefault((r.model, r.dataset), []).append((r.task, r.condition, r.prompt))
+    rules: dict[tuple, list[str]] = {}
+    for (model, dataset), rs in by_model.items():
+        rules.setdefault((dataset, tuple(sorted(rs))), []).append(model)
+    return [(d, tuple(sorted(ms)), rs) for (d, rs), ms in sorted(rules.items())]

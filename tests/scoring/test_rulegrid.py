@@ -3,7 +3,7 @@ import json
 
 from lalmbench.workflow.config import Run
 from lalmbench.scoring.judge_mcq import code_fingerprint
-from lalmbench.workflow.rulegrid import (determinism_predictions, judge_resource, mcq_judge_json, mcq_runs,
+from lalmbench.workflow.rulegrid import (batched_runs, determinism_predictions, judge_resource, mcq_judge_json, mcq_runs,
                                 mcq_tasks_scored_in, open_scoring_json, open_tasks, paired_groups, per_task, scoring_env,
                                 sweep_grid, sweep_hash)
 
@@ -69,3 +69,13 @@ def test_per_task_is_a_constant_when_every_task_agrees_else_a_lookup():
     assert per_task(["a", "b"], lambda t: []) == []
     by_task = per_task(["a", "b"], lambda t: 4000 if t == "b" else 2000)
     assert by_task(SimpleNamespace(task="a")) == 2000 and by_task(SimpleNamespace(task="b")) == 4000
+
+
+def test_batched_runs_one_rule_per_dataset_and_run_set_models_with_the_same_runs_share_it():
+    runs = [Run(m, "ds", t, c, "p") for m in ("a", "b") for t in ("t1", "t2") for c in ("audio", "no-audio")]
+    runs += [Run("tp", "ds", t, "no-audio", "p") for t in ("t1", "t2")]
+    runs += [Run("a", "ds2", "open", "audio", "p")]  # a task that is not batched (open) stays with its own rules
+    assert batched_runs(runs, ["t1", "t2"]) == [
+        ("ds", ("a", "b"), (("t1", "audio", "p"), ("t1", "no-audio", "p"), ("t2", "audio", "p"), ("t2", "no-audio", "p"))),
+        ("ds", ("tp",), (("t1", "no-audio", "p"), ("t2", "no-audio", "p"))),
+    ]
