@@ -11,6 +11,10 @@ Model time is ~0 (`random` backend): what is measured is the pipeline's own over
 runs in its own throwaway copy (the baseline is `git archive <rev>` of the repository).
 
     python bench/bench_study.py [--models 10] [--copies 2] [--only dry|local|slurm] [--baseline-rev main]
+                                [--layout before|after] [--run-jobs per-dataset|per-run]
+
+The new layout runs with `run_jobs: --run-jobs` (default per-dataset: one job per model and dataset
+writes all of its runs' files); the baseline with its own defaults.
 
 `--models`/`--copies` scale the study down on a busy machine (the figures say which scale ran).
 """
@@ -62,9 +66,11 @@ def baseline_tree(rev: str, dest: Path) -> Path:
     return dest
 
 
-def prepare(layout: str, rev: str, cfg: dict) -> Path:
+def prepare(layout: str, rev: str, cfg: dict, run_jobs: str) -> Path:
     root = Path(tempfile.mkdtemp(prefix=f"bench-study-{layout}-"))
     wd = baseline_tree(rev, root / "wf") if layout == "before" else copy_workflow(root / "wf")
+    if layout == "after":
+        cfg = {**cfg, "run_jobs": run_jobs}
     (wd / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     with open(wd / "profiles" / "slurm" / "config.yaml", "a") as fh:
         fh.write(FAST_POLLING)
@@ -97,6 +103,9 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=2, help="how many times the default config's tasks are taken")
     ap.add_argument("--only", choices=["dry", "local", "slurm"], action="append")
     ap.add_argument("--baseline-rev", default="main", help="today's layout (default: main)")
+    ap.add_argument("--layout", choices=["before", "after"], action="append", help="default: both")
+    ap.add_argument("--run-jobs", choices=["per-dataset", "per-run"], default="per-dataset",
+                    help="run_jobs of the new layout")
     a = ap.parse_args()
     only = set(a.only or ["dry", "local", "slurm"])
     base = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -106,17 +115,17 @@ def main() -> None:
     snakemake = str(Path(sys.executable).with_name("snakemake"))
     print(f"study: {scale}; baseline {a.baseline_rev} ({subprocess.getoutput(f'git -C {ROOT} rev-parse --short {a.baseline_rev}')})")
     rows = []
-    for layout in ("before", "after"):
+    for layout in a.layout or ("before", "after"):
         row = {"layout": layout, "load_before": os.getloadavg()[0]}
         if "dry" in only:
-            wd = prepare(layout, a.baseline_rev, cfg)
+            wd = prepare(layout, a.baseline_rev, cfg, a.run_jobs)
             row["dry_wall_s"], out = run([snakemake, "-n", "--cores", "2", "results/all.tsv"], wd)
             row["jobs_planned"] = jobs_total(out)
         if "local" in only:
-            wd = prepare(layout, a.baseline_rev, cfg)
+            wd = prepare(layout, a.baseline_rev, cfg, a.run_jobs)
             row["local_wall_s"], out = run([snakemake, "--cores", "2", "results/all.tsv"], wd)
         if "slurm" in only:
-            wd = prepare(layout, a.baseline_rev, cfg)
+            wd = prepare(layout, a.baseline_rev, cfg, a.run_jobs)
             state = wd / "fake-slurm"
             row["slurm_wall_s"], out = run([snakemake, "--profile", "slurm", "results/all.tsv"], wd, slurm_env(state))
             row["sbatch_jobs"] = len((state / "sbatch.jsonl").read_text().splitlines())
@@ -127,11 +136,12 @@ def main() -> None:
         for k, v in row.items():
             if k.startswith(("dry_wall", "local_wall", "slurm_wall", "jobs_planned", "sbatch_jobs", "submit_node")):
                 unit = "s" if k.endswith("_s") else "jobs"
-                record("study", f"{scale}, {layout}: {k}", v, unit)
+                name = layout if layout == "before" else f"{layout} ({a.run_jobs})"
+                record("study", f"{scale}, {name}: {k}", v, unit)
     keys = [k for k in rows[0] if k != "layout"]
-    print("| figure | before | after |\n|---|---|---|")
+    print("| figure | " + " | ".join(r["layout"] for r in rows) + " |\n|---" * (len(rows) + 1) + "|")
     for k in keys:
-        print(f"| {k} | {rows[0].get(k, '')!s:.6} | {rows[1].get(k, '')!s:.6} |")
+        print(f"| {k} | " + " | ".join(f"{r.get(k, '')!s:.6}" for r in rows) + " |")
 
 
 if __name__ == "__main__":
