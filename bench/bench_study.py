@@ -139,7 +139,8 @@ def main() -> None:
                 name = layout if layout == "before" else f"{layout} ({a.run_jobs})"
                 record("study", f"{scale}, {name}: {k}", v, unit)
     keys = [k for k in rows[0] if k != "layout"]
-    print("| figure | " + " | ".join(r["layout"] for r in rows) + " |\n|---" * (len(rows) + 1) + "|")
+    print("| figure | " + " | ".join(r["layout"] for r in rows) + " |")
+    print("|---" * (len(rows) + 1) + "|")
     for k in keys:
         print(f"| {k} | " + " | ".join(f"{r.get(k, '')!s:.6}" for r in rows) + " |")
 
