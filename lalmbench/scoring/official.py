@@ -269,12 +269,16 @@ def air_bench_chat_scores(reply: str | None) -> tuple[int, int] | None:
 def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
     """AIR-Bench Chat (score_chat.py prompt, cal_score.py): the judge rates the reference answer
     (assistant 1) and the model's (assistant 2) from 1 to 10 given the audio's text description
-    (``meta.meta_info``); the item's score is the model's rating, replies that are not two
-    integers are left out. The official score_chat.py skips items without a response."""
+    (``meta.meta_info``); replies that are not two integers are left out. The paper rates each pair
+    twice, the second time with the two answers swapped (cal_score.py's ``cir`` pass), against the
+    judge's position bias: with ``swap`` (default true) the item's score is the mean of the model's
+    ratings in the passes whose reply is readable; ``swap: false`` keeps the first pass only. The
+    official score_chat.py skips items without a response."""
     from lalmbench.scoring.judge import load_prompt
 
     prompt = load_prompt(cfg.get("prompt", "air_bench_chat"), prompt_dir=PROMPT_DIR,
                          verdicts=["air_bench_chat_scores"])
+    orders = ((False, True) if cfg.get("swap", True) else (False,))
     out: list[OfficialItem | None] = [None] * len(items)
     asked, rendered, ids = [], [], []
     for i, (it, r) in enumerate(zip(items, raw)):
@@ -286,13 +290,19 @@ def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *,
             raise InputError(f"item {it.get('id')!r}: AIR-Bench Chat's judge needs meta.meta_info (the audio's "
                              f"description)")
         asked.append(i)
-        rendered.append(prompt.render({"meta_info": meta_info, "question": it.get("question"),
-                                       "reference": (it.get("references") or [_gold_text(it)])[0], "candidate": r}))
-        ids.append(str(it.get("id")))
-    for i, reply in zip(asked, ask(rendered, ids) if asked else []):
-        s = air_bench_chat_scores(reply)
-        out[i] = (OfficialItem(float(s[1]), pred=f"{s[0]} {s[1]}") if s is not None
-                  else OfficialItem(None, pred=reply, reason="judge reply is not two scores"))
+        reference = (it.get("references") or [_gold_text(it)])[0]
+        for swapped in orders:
+            first, second = (r, reference) if swapped else (reference, r)
+            rendered.append(prompt.render({"meta_info": meta_info, "question": it.get("question"),
+                                           "reference": first, "candidate": second}))
+            ids.append(str(it.get("id")) + ("/swapped" if swapped else ""))
+    replies = ask(rendered, ids) if asked else []
+    for n, i in enumerate(asked):
+        passes = replies[n * len(orders):(n + 1) * len(orders)]
+        ratings = [s[1 if k == 0 else 0] for k, s in enumerate(map(air_bench_chat_scores, passes)) if s is not None]
+        shown = " | ".join(str(p) for p in passes)
+        out[i] = (OfficialItem(sum(ratings) / len(ratings), pred=shown) if ratings
+                  else OfficialItem(None, pred=shown, reason="judge reply is not two scores"))
     return out  # type: ignore[return-value]
 
 

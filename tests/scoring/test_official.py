@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from lalmbench.core.io import InputError
@@ -154,17 +155,31 @@ def test_air_bench_chat_scores_the_models_rating_and_drops_unreadable_replies():
 
     items = [{"id": str(i), "question": "What is said?", "references": ["Hello there."],
               "meta": {"meta_info": "a man says hello"}} for i in range(3)]
-    seen = []
+    seen, sent = [], []
 
     def ask(prompts, ids):
         seen.extend(ids)
-        assert "[Detailed Audio Description]\na man says hello\n[Question]\nWhat is said?" in prompts[0]
-        return ["9 7", "Assistant 1: 9"]
+        sent.extend(prompts)
+        # item 0 in both orders (the model's answer second, then first); item 1's first reply unreadable
+        return ["9 7", "6 8", "Assistant 1: 9", "5 9"]
 
     got, s = scores("air_bench_chat_judge", items, ["Hello.", "Hi", None], ask=ask)
-    assert got == [7.0, None, None] and seen == ["0", "1"]
-    assert s["official_metric"] == "mean_score" and s["value_official"] == 7.0
-    assert s["official_excluded"] == {"judge reply is not two scores": 1, "no output": 1}
+    assert seen == ["0", "0/swapped", "1", "1/swapped"]
+    assert "[Detailed Audio Description]\na man says hello\n[Question]\nWhat is said?" in sent[0]
+    assert sent[0].index("Hello there.") < sent[0].index("Hello.\n[The End")  # reference is assistant 1 ...
+    assert sent[1].index("Hello.\n[The End") < sent[1].index("Hello there.")  # ... then assistant 2
+    # the model's rating: 7 as assistant 2, 6 as assistant 1 -> 6.5; item 1 keeps its readable pass (5)
+    assert got == [6.5, 5.0, None]
+    assert s["official_metric"] == "mean_score" and s["value_official"] == 5.75
+    assert s["official_excluded"] == {"no output": 1}
+
+
+def test_air_bench_chat_without_swap_rates_once_and_drops_unreadable_replies():
+    items = [{"id": str(i), "question": "Q?", "references": ["R."], "meta": {"meta_info": "m"}} for i in range(2)]
+    spec = {"scorer": "air_bench_chat_judge", "breakdown": [], "swap": False}
+    df, s = official.score_official(spec, items, ["A.", "B."], ask=lambda prompts, ids: ["9 7", "nine seven"])
+    assert df.official_score.tolist()[0] == 7.0 and pd.isna(df.official_score.tolist()[1])
+    assert s["value_official"] == 7.0 and s["official_excluded"] == {"judge reply is not two scores": 1}
 
 
 def test_unknown_scorer_suggests_the_closest_name():
