@@ -1,4 +1,5 @@
 # Helpers for all rule files. Config validation, the run grid, per-env python and conda files.
+import json
 import shlex
 import sys
 from functools import lru_cache
@@ -13,7 +14,7 @@ from lalmbench.workflow.config import ConfigError, canonical, check_study_size, 
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.models import imported
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
-from lalmbench.inference.plan import (file_is_current, fingerprint_path, generate_units, model_specs,
+from lalmbench.inference.plan import (file_is_current, fingerprint_path, generate_units, items_path, manifest_path, model_specs,
                                       slice_from_spec, slice_inputs, summary_path, unit_specs)
 from lalmbench.scoring.parse import scorer_fingerprint
 from lalmbench.core.provenance import config_hash
@@ -325,6 +326,37 @@ def score_run_hash(w):
 @lru_cache(maxsize=None)
 def _score_run_hash(model, task, condition, prompt):
     return run_hash(config, RUN_OF[model, task, condition, prompt], prompt_text(prompt))
+
+
+# run_jobs: per-dataset (rules/runs.smk): one job per model and dataset writes all of its MCQ runs
+BATCHED_TASKS = rulegrid.mcq_tasks_scored_in(config, "core") if config["run_jobs"] == "per-dataset" else []
+
+
+def batch_generated(dataset, runs):
+    """The generate summaries of the job's model and dataset: for ordering only (ancient) while every
+    predictions file of the job is current, as generated_summary above gives them to the infer jobs."""
+    def summary(w):
+        paths = unit_summaries(w.model, dataset)
+        current = all(file_is_current(slice_from_spec(w.model, ("main", dataset, t, c, p, None))) for t, c, p in runs)
+        return [ancient(p) for p in paths] if current else paths
+    return summary
+
+
+def batch_param(dataset, runs):
+    """The runs of one job with everything that scores them (tracked: an edit reruns the job, whose
+    runs then compare digests): parser, judge and official settings per task and prompt, run hashes."""
+    def param(w):
+        settings = {f"{t}|{p}": {"parser": json.loads(_parser_param(t, p, w.model)),
+                                 "judge": json.loads(rulegrid.mcq_judge_json(config, t)),
+                                 "official": json.loads(rulegrid.official_json(config, t))}
+                    for t, _, p in runs}
+        return canonical({"dataset": dataset, "scorer": SCORER, "settings": settings,
+                          "runs": [[t, c, p, _score_run_hash(w.model, t, c, p), f"{t}|{p}"] for t, c, p in runs]})
+    return param
+
+
+def batch_outputs(dataset, runs, path):
+    return [update(path.format(run=f"{{model}}/{dataset}/{t}/{c}/{p}")) for t, c, p in runs]
 
 
 # --- checks -------------------------------------------------------------------------------------
