@@ -310,8 +310,11 @@ def test_per_dataset_parser_upgrade_rescores_without_inference(per_dataset):
     try:
         parse_py.write_text(re.sub(r'PARSER_VERSION = "[^"]+"', 'PARSER_VERSION = "99.0.0"', original))
         jobs = planned_jobs(snakemake(wd, "--configfile=.test/config.yaml", "-n", "results/all.tsv").stdout)
+        snakemake(wd, "--configfile=.test/config.yaml", "results/all.tsv")
     finally:
         parse_py.write_text(original)
     assert {j["rule"] for j in jobs if not j["rule"].startswith("runs_")} <= {"aggregate", "listening_check", "all"}
     assert all("Params have changed" in j["reason"] for j in jobs if j["rule"].startswith("runs_"))
     assert sum(j["rule"].startswith("runs_") for j in jobs) == 2 * 2
+    # every run scored again with the new parser, none of them made again from the cache
+    assert "materialised 0, predictions_current 8, scored 8, scores_current 0" in _runs_log(wd, "random", "synth-trivial")

@@ -90,7 +90,8 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
     same score inputs is not scored again: only its files' times are renewed, so a rerun of this job for
     one edited task re-scores that task's runs only.
 
-    ``batch``: ``{"dataset", "settings": {name: {parser, judge, official}}, "runs": [[task, condition,
+    ``batch``: ``{"dataset", "scorer" (parser version + scoring code), "settings": {name: {parser, judge,
+    official}}, "runs": [[task, condition,
     prompt, run_hash, settings name], ...]}`` (settings are shared by many runs: the command line stays short)."""
     from lalmbench.core.runs import Run
     from lalmbench.inference.cache import cache_files
@@ -112,7 +113,7 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
             df = materialize(sl, model_cfg=model_cfg, cache_path=cache, sample_rate=sample_rate)
             counts["materialised"] += 1
             log.info("%s: %d rows, %d errors", sl.out, len(df), int(df.error.notna().sum()))
-        settings = {**batch["settings"][name], "run_hash": run_hash}
+        settings = {**batch["settings"][name], "run_hash": run_hash, "scorer": batch["scorer"]}
         digest = score_inputs_digest(sl.items, sl.out, settings)
         if recorded_score_inputs(decisions) == digest and os.path.exists(metrics):
             for p in (decisions, metrics):
