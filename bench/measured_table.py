@@ -53,7 +53,9 @@ def render(results_dir: str | Path | None = None) -> str:
             "|---|---|---|---|---|---|"]
     names = list(BENCHES) + sorted(set(results) - set(BENCHES))
     for name in names:
-        cmd = BENCHES[name].command if name in BENCHES else f"bench `{name}`"
+        # a bench outside the suite (the GPU smoke run): its own script, where there is one
+        script = Path(__file__).with_name(f"{name}.py")
+        cmd = BENCHES[name].command if name in BENCHES else (f"python bench/{script.name}" if script.exists() else name)
         lines = latest(results.get(name, []))
         if not lines:
             rows.append(f"| `{cmd}` | not measured yet | — | — | — | run `make bench` |")
