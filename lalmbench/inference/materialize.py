@@ -53,8 +53,4 @@ def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence
 def is_current(sl: Slice, model_fp: str) -> bool:
     """The slice's file exists, its inputs are unchanged (lalmbench.inference.plan.file_is_current)
     and it was made with this model fingerprint: writing it again would give the same rows."""
-    if not file_is_current(sl):
-        return False
-    import pyarrow.parquet as pq
-
-    return (pq.read_schema(sl.out).metadata or {}).get(FINGERPRINT_KEY.encode(), b"").decode() == model_fp
+    return file_is_current(sl) and io.parquet_metadata(sl.out).get(FINGERPRINT_KEY) == model_fp

@@ -67,14 +67,10 @@ def score_inputs_digest(items_path: str, predictions_path: str, settings: dict) 
 
 
 def recorded_score_inputs(decisions_path: str) -> str | None:
-    import pyarrow.parquet as pq
-
     try:
-        meta = pq.read_schema(decisions_path).metadata or {}
-    except (FileNotFoundError, OSError):
+        return io.parquet_metadata(decisions_path).get(SCORE_INPUTS_KEY)
+    except OSError:  # no file yet (FileNotFoundError) or not a readable parquet
         return None
-    v = meta.get(SCORE_INPUTS_KEY.encode())
-    return v.decode() if v else None
 
 
 def scores_paths(run_key: str) -> tuple[str, str]:
