@@ -27,7 +27,7 @@ def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
     A model lalmbench fetches itself (``model_id: lalmbench:offline-llm``) adds the sha256 its file is
     pinned to, so re-pinning it to other weights regenerates its predictions; an imported model
     (``backend: imported``) adds its file's digest, so editing the file regenerates them."""
-    from lalmbench.models import imported, offline_llm
+    from lalmbench.models import base, imported, offline_llm
 
     relevant = {k: v for k, v in model_cfg.items() if k not in PROVISIONING_KEYS}
     if model_cfg.get("backend") in ("hf", "vllm"):
@@ -35,6 +35,10 @@ def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
 
         # how these backends turn an entry into prompt ids (BOS, presets) is code: its version is part of the key
         relevant["prompt_version"] = PROMPT_VERSION
+    elif model_cfg.get("backend") in base.BACKEND_MODULES:
+        version = base.backend_class(str(model_cfg.get("model_id", "")), model_cfg["backend"]).compute_version
+        if version:
+            relevant["compute_version"] = version
     if model_cfg.get("model_id") == offline_llm.MODEL_ID:
         relevant["pinned_sha256"] = offline_llm.GGUF_SHA256
     if model_cfg.get("backend") == imported.BACKEND:

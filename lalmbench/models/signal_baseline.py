@@ -207,6 +207,8 @@ def pick(options: list[dict], values: list[float], best: str) -> tuple[str, dict
 class SignalBaseline(Model):
     """Signal-processing answers for the synthetic families; see the module docstring."""
 
+    compute_version = "yamnet-uint8-weights+float64-features"  # lalmbench.models.yamnet
+
     CACHE_SIZE = 256
 
     def __init__(self, name: str, cfg: dict[str, Any]):

@@ -14,7 +14,8 @@ Input: log-mel patches as the TF original computes them (librosa melspectrogram 
 512, window 400, hop 160, no centring, magnitude, 64 HTK mels 125-7500 Hz, no filter norm;
 log(x + 1e-6)), 96 frames (0.96 s) per patch, hop 48 (0.48 s), quantised to uint8 with the
 graph's ``audio_scale``/``audio_zero_point``; the uint8 class scores are dequantised with
-``class_scores_scale``/``class_scores_zero_point`` and passed through a sigmoid.
+``class_scores_scale``/``class_scores_zero_point`` and passed through a sigmoid. The weights run as
+uint8 (:func:`unsigned_weights`), so every x86-64 CPU computes the same integer sums (docs/reproducibility.md).
 
 Timestamped events (:func:`timed_events`, what the cascade renders): YAMNet scores 0.96 s patches
 every 0.48 s, so each patch stands for the one hop around its centre (the first reaches back to
@@ -137,23 +138,27 @@ def class_names(model_dir: Path) -> list[str]:
 
 
 def log_mel(x16k: np.ndarray) -> np.ndarray:
-    """[frames, 64] log-mel magnitudes at a 10 ms hop (YAMNet's features)."""
+    """[frames, 64] log-mel magnitudes at a 10 ms hop (YAMNet's features), in float64.
+
+    Why float64: the features are rounded to the model's uint8 input grid, and numpy's float32 ``log``, FFT and
+    BLAS kernels differ in their last bits between CPUs (AVX2, AVX-512): a value that lands on a rounding edge
+    would change the input by one step. In float64 those differences are ~1e-16 of a grid step."""
     import librosa
 
     n = max(len(x16k), 400)
-    y = np.zeros(n, np.float32)
+    y = np.zeros(n, np.float64)
     y[:len(x16k)] = x16k
     mel = librosa.feature.melspectrogram(y=y, sr=SAMPLE_RATE, n_fft=512, win_length=400, hop_length=160,
                                          center=False, power=1.0, n_mels=64, fmin=125.0, fmax=7500.0,
-                                         htk=True, norm=None)
-    return np.log(mel + 1e-6).T.astype(np.float32)
+                                         htk=True, norm=None, dtype=np.float64)
+    return np.log(mel + 1e-6).T
 
 
 def patches(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """([N, 96, 64] patches, their start times in s); a clip shorter than one patch is zero-padded... in log space
     that is log(1e-6), i.e. silence, like the original's padding of the waveform."""
     if len(features) < PATCH_FRAMES:
-        pad = np.full((PATCH_FRAMES - len(features), features.shape[1]), np.log(1e-6), np.float32)
+        pad = np.full((PATCH_FRAMES - len(features), features.shape[1]), np.log(1e-6), features.dtype)
         features = np.vstack([features, pad])
     starts = np.arange(0, len(features) - PATCH_FRAMES + 1, PATCH_HOP_FRAMES)
     return np.stack([features[s:s + PATCH_FRAMES] for s in starts]), starts * FRAME_HOP_S
@@ -224,6 +229,35 @@ def timed_events(tags: Tags, duration_s: float, *, threshold: float = 0.3, top_k
     return sorted(out, key=lambda e: (e.onset_s, -e.peak, e.name))
 
 
+def unsigned_weights(model) -> int:
+    """Store the export's int8 weights as uint8 (zero point 0 -> 128), in place; returns how many zero points moved.
+
+    Why: onnxruntime fuses the QDQ graph into int8 convolutions, and its AVX2 kernel for uint8 activations x int8
+    weights sums pairs of products in saturating 16-bit lanes (``vpmaddubsw``), while AVX-512 VNNI sums them exactly:
+    the same clip got different tags on different CPUs. With uint8 weights onnxruntime takes its uint8 x uint8
+    kernels, which widen to 16 bits before multiplying and so sum exactly on every x86-64 CPU. The dequantised
+    weights are unchanged: ``clamp(round(w / s) + 128, 0, 255) - 128 == clamp(round(w / s), -128, 127)``.
+    """
+    from onnx import numpy_helper
+
+    inits = {i.name: i for i in model.graph.initializer}
+    moved: set[str] = set()
+    for node in model.graph.node:
+        if node.op_type != "QuantizeLinear" or node.input[0] not in inits or len(node.input) < 3:
+            continue
+        name = node.input[2]
+        if name in moved or name not in inits:
+            continue
+        zp = numpy_helper.to_array(inits[name])
+        if zp.dtype != np.int8:
+            continue
+        inits[name].CopyFrom(numpy_helper.from_array((zp.astype(np.int16) + 128).astype(np.uint8), name))
+        moved.add(name)
+    if moved:
+        del model.graph.value_info[:]  # the recorded int8 types of the quantised weights no longer hold
+    return len(moved)
+
+
 class YamNet:
     """One onnxruntime session (batch 1, as exported); thread-safe through a lock."""
 
@@ -244,7 +278,9 @@ class YamNet:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = int(threads)
         opts.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(self.model_dir / "model.onnx"), sess_options=opts,
+        model = onnx.load(str(self.model_dir / "model.onnx"))
+        unsigned_weights(model)
+        self.session = ort.InferenceSession(model.SerializeToString(), sess_options=opts,
                                             providers=["CPUExecutionProvider"])
         self.input_name = self.session.get_inputs()[0].name
         self.lock = threading.Lock()
