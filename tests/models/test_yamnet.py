@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -91,3 +92,36 @@ def test_top_tags_name_the_time_span_of_each_patch(net):
     rows = net.tag(noise, SR).top(k=2)
     assert [(r["start_s"], r["end_s"]) for r in rows] == [(0.0, 0.96)]
     assert len(rows[0]["tags"]) == 2
+
+
+def test_tags_equal_those_an_avx512_vnni_machine_computed(net):
+    """onnxruntime's AVX2 int8 kernel saturates where AVX-512 VNNI does not; with uint8 weights both sum exactly,
+    so this machine must list the tags the other machine listed (tests/data/cross_machine: its real run)."""
+    from lalmbench.models.cascade import TAG_SKIP, select_tags
+
+    data = ROOT / "tests" / "data" / "cross_machine"
+    recorded = json.loads((data / "yamnet_tags.json").read_text())
+    s = recorded["settings"]
+    for case in recorded["cases"]:
+        audio, sr = sf.read(data / case["wav"], dtype="float32")
+        events = yamnet.timed_events(net.tag(audio, sr), len(audio) / sr, threshold=s["tag_threshold"],
+                                     top_k=s["tag_top_k"], exclude=TAG_SKIP)
+        tags = {name: [[round(a, 2), round(b, 2)] for a, b in segs]
+                for name, segs in select_tags(events, s["max_tag_classes"]).items()}
+        assert tags == case["tags"], case["wav"]
+
+
+def test_weights_run_as_uint8_with_the_same_dequantised_values(net):
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(net.model_dir / "model.onnx"))
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    weights = [(n.input[0], n.input[1], n.input[2]) for n in model.graph.node
+               if n.op_type == "QuantizeLinear" and n.input[0] in inits]
+    before = {w: np.clip(np.round(inits[w] / inits[s]), -128, 127) for w, s, _ in weights}
+    assert yamnet.unsigned_weights(model) == 7
+    after = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for w, s, zp in weights:
+        assert after[zp].dtype == np.uint8 and np.all(after[zp] == 128)
+        np.testing.assert_array_equal(np.clip(np.round(after[w] / after[s]) + 128, 0, 255) - 128, before[w])
