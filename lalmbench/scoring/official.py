@@ -58,6 +58,22 @@ def _gold_text(item: dict) -> str:
     return str(gold.get("text") or "")
 
 
+def _published_choices(item: dict) -> list:
+    """The choices as the benchmark's file lists them, which is what its script reads: blank and
+    duplicate entries included, in their positions (``item["published"]``, kept by the reader when
+    they differ from the options), else the option texts."""
+    pub = item.get("published") or {}
+    if pub.get("choices") is not None:
+        return list(pub["choices"])
+    return [str(o.get("text") or "") for o in _options(item)]
+
+
+def _published_answer(item: dict):
+    """The gold answer as the file stores it (exact text, compared as the script compares it)."""
+    pub = item.get("published") or {}
+    return pub["answer"] if "answer" in pub else _gold_text(item)
+
+
 # --- MMAU / MMAR: token string match --------------------------------------------------------------------
 
 def _tokens(text: str) -> set[str]:
@@ -82,11 +98,13 @@ def string_match(answer: str, prediction: str, choices: Sequence[str]) -> bool:
 
 def mmau_string_match(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
     """A failed generation (no output) scores as an empty output: wrong, as the official script
-    scores an empty ``model_output``."""
+    scores an empty ``model_output`` (it stops on a JSON null). The choices are the published list:
+    MMAR's blank entry ('') is kept, it has no words and so adds none to the wrong choices' words."""
     out = []
     for it, r in zip(items, raw):
-        choices = [str(o.get("text") or "") for o in _options(it)]
-        out.append(OfficialItem(float(string_match(_gold_text(it), r or "", choices)), pred=r))
+        choices = ["" if c is None else str(c) for c in _published_choices(it)]
+        out.append(OfficialItem(float(string_match(str(_published_answer(it)), r or "", choices)), pred=r,
+                                reason=None if r is not None else "no output: scored as an empty output"))
     return out
 
 
@@ -107,49 +125,79 @@ def first_or_penultimate_letter(response: str) -> str | None:
     return None
 
 
-def _choice_text(item: dict, letter: str) -> str | None:
-    """The text of the option at A-D position ``letter`` (the benchmark's choice_a..choice_d)."""
-    opts = _options(item)
+def _choice_text(item: dict, letter: str):
+    """What the script's ``choice_a``..``choice_d`` holds at A-D position ``letter`` (None past the
+    published choices, as ``record.get('choice_c')`` of a record without one)."""
+    pub = _published_choices(item)
     k = _LETTERS.index(letter)
-    return str(opts[k].get("text") or "") if k < len(opts) else None
+    return pub[k] if k < len(pub) else None
+
+
+def _unreadable(predict: str) -> bool:
+    """An empty reply, or the text "None": both scripts test ``predict != 'None' and predict``."""
+    return predict == "None" or not predict
 
 
 def mmsu_accuracy(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
-    """mmsu_evaluation.py: a reply it cannot read as a letter is skipped (not in the denominator);
-    an empty reply or the text "None" counts, as wrong; no reply at all (failed generation) is
-    skipped. Correct when the chosen choice's text equals ``answer_gt``."""
+    """mmsu_evaluation.py, over the items in the order the script reads the records (the benchmark
+    file's order). A reply it cannot read as a letter is skipped (not in the denominator), and so is
+    no reply at all (a failed generation, a JSON null: ``None.strip()`` fails and the record is
+    skipped). Correct when the text of the chosen choice equals ``answer_gt``, so a duplicate choice
+    text is credited at either position.
+
+    The released 2025 script (dingdongwang/MMSU_Bench) never resets its predicted letter between
+    records: an empty, whitespace-only or "None" reply is scored with the letter of the last
+    readable reply before it, and one that comes before any readable reply stops the script
+    (UnboundLocalError; scored 0 here, with that reason). ``carry_letter: false`` follows the 2026
+    script (dingdongwang/MMSU), which resets it: such a reply counts, as wrong."""
+    carry = bool(cfg.get("carry_letter", True))
+    last: str | None = None
     out = []
     for it, r in zip(items, raw):
         if r is None:
             out.append(OfficialItem(None, reason="no output"))
             continue
         predict = r.strip().replace("\n", "")
-        if predict == "None" or not predict:
-            out.append(OfficialItem(0.0, pred=None, reason="empty output"))
+        if _unreadable(predict):
+            if not carry:
+                out.append(OfficialItem(0.0, reason="empty output"))
+            elif last is None:
+                out.append(OfficialItem(0.0, reason="empty output before any readable reply: the script stops "
+                                                    "here (UnboundLocalError)"))
+            else:
+                out.append(OfficialItem(float(_choice_text(it, last) == _published_answer(it)), pred=last,
+                                        reason=f"empty output: scored with the letter {last} carried from the "
+                                               f"last readable reply"))
             continue
-        letter = first_or_penultimate_letter(r)
+        letter = first_or_penultimate_letter(predict)
         if letter is None:
             out.append(OfficialItem(None, reason="wrong format"))
             continue
-        out.append(OfficialItem(float(_choice_text(it, letter) == _gold_text(it)), pred=letter))
+        last = letter
+        out.append(OfficialItem(float(_choice_text(it, letter) == _published_answer(it)), pred=letter))
     return out
 
 
 def air_bench_foundation(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
     """score_foundation.py: an empty reply, "None" or one it cannot read as a letter goes to
-    ``fail_num`` (left out of every accuracy). The gold letter is the first choice whose text equals
-    ``answer_gt``; accuracy is reported per ``task_name_dataset_name`` (our breakdown fields)."""
+    ``fail_num`` (left out of every accuracy). The gold letter is the first of choice_a..choice_d
+    whose text equals ``answer_gt`` (a duplicate choice text counts at its first position only);
+    accuracy is reported per ``task_name_dataset_name`` (our breakdown fields). A record whose
+    ``task_name`` is null is skipped."""
     out = []
     for it, r in zip(items, raw):
+        if "task_name" in (it.get("meta") or {}) and it["meta"]["task_name"] is None:
+            out.append(OfficialItem(None, reason="task_name is None"))
+            continue
         predict = (r or "").strip().replace("\n", "")
-        if predict == "None" or not predict:
+        if _unreadable(predict):
             out.append(OfficialItem(None, reason="no output"))
             continue
         letter = first_or_penultimate_letter(predict)
         if letter is None:
             out.append(OfficialItem(None, reason="wrong format"))
             continue
-        gold = _gold_text(it)
+        gold = _published_answer(it)
         gt = next((lab for lab in _LETTERS if _choice_text(it, lab) == gold), None)
         if gt is None:
             raise InputError(f"item {it.get('id')!r}: answer {gold!r} is none of choices A-D (the official "
@@ -166,18 +214,20 @@ def mmau_pro_nearest_choice(items: list[dict], raw: list[str | None], cfg: dict,
     (cosine; first on ties, as argmax), correct when it is the gold answer. The official embedder is
     NV-Embed-v2; ``embed`` is whatever the run configured (default all-MiniLM-L6-v2: a substitute,
     so the figure is close to, not equal to, the published one). Items with fewer than two choices
-    are left out, as the official script filters them."""
+    are left out, as the official script filters them. The choices are the published list (a blank
+    or duplicate entry is a candidate too) and the match is exact text equality with the answer; a
+    failed generation is embedded as the empty text (the script's ``fillna("")``)."""
     out = []
     for it, r in zip(items, raw):
-        choices = [str(o.get("text") or "") for o in _options(it)]
+        choices = _published_choices(it)
         if len(choices) < 2:
             out.append(OfficialItem(None, reason="fewer than 2 choices"))
             continue
-        emb = np.asarray(embed([r or ""] + choices), dtype=np.float64)
+        emb = np.asarray(embed([r or ""] + [str(c) for c in choices]), dtype=np.float64)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
         sims = emb[1:] @ emb[0]
         best = choices[int(np.argmax(sims))]
-        out.append(OfficialItem(float(best == _gold_text(it)), pred=best))
+        out.append(OfficialItem(float(best == _published_answer(it)), pred=str(best)))
     return out
 
 
@@ -309,12 +359,21 @@ def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *,
 # --- registry and aggregate ----------------------------------------------------------------------------
 
 def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
-    """MMAU-Pro's instruction-following success (the same checks as our ``instruction`` kind, which
-    reimplements them); an item whose check is unknown is left out, as ours does."""
+    """MMAU-Pro's instruction-following success (evaluate_aif_sample; the same checks as our
+    ``instruction`` kind). Where the script differs from ours: an item whose ``task_identifier`` is
+    unknown or missing counts as not followed (ours leaves it out), and a failed generation is checked
+    as the text "None" (the script's ``str(row.get(...))`` of a null output)."""
     from lalmbench.scoring.metrics.instruction import check_item
 
-    return [OfficialItem(None if ok is None else float(ok), reason=why)
-            for ok, why in (check_item(it, r) for it, r in zip(items, raw))]
+    out = []
+    for it, r in zip(items, raw):
+        ok, why = check_item(it, "None" if r is None else r)
+        if ok is None:
+            out.append(OfficialItem(0.0, reason=f"{why}: the script counts it as not followed"))
+        else:
+            out.append(OfficialItem(float(ok), reason=None if r is not None else
+                                    "no output: checked as the text 'None'"))
+    return out
 
 
 @dataclass(frozen=True)
