@@ -9,8 +9,9 @@ A scorer is a pure function ``(items, raw outputs, settings) -> list[OfficialIte
 score (1.0/0.0 for right/wrong, a 1-10 rating for AIR-Bench Chat) or ``None`` when the official
 script leaves the item out of its denominator, with the reason. :func:`score_official` applies the
 registry entry and the aggregate rule (mean over the items kept). Judge-based rules
-(``sakura_judge``, ``air_bench_chat_judge``) and the embedding rule (``mmau_pro_nearest_choice``)
-take their model as a callable, so tests run them with the offline LLM or a fake embedder.
+(``sakura_judge``, ``air_bench_chat_judge``, in :mod:`lalmbench.scoring.official_judge`) and the
+embedding rule (``mmau_pro_nearest_choice``) take their model as a callable, so tests run them with
+the offline LLM or a fake embedder.
 Which scorer a dataset uses is its preset's ``official:`` (docs/scoring-official.md).
 """
 from __future__ import annotations
@@ -68,6 +69,21 @@ def _published_choices(item: dict) -> list:
     return [str(o.get("text") or "") for o in _options(item)]
 
 
+def _published_note(item: dict) -> str | None:
+    """``official_reason`` for an item the rule read as published where that differs from its options
+    (MMAR's blank choice, MMAU's repeated ones), or None."""
+    pub = item.get("published") or {}
+    if not pub:
+        return None
+    choices = pub.get("choices") or []
+    what = [w for w, hit in (("a blank choice", any(c is None or not str(c).strip() for c in choices)),
+                             ("a repeated choice", len({str(c).strip() for c in choices if c is not None
+                                                        and str(c).strip()}) <
+                              sum(c is not None and bool(str(c).strip()) for c in choices)))
+            if hit]
+    return "choices as published" + (f" ({', '.join(what)} kept)" if what else "")
+
+
 def _published_answer(item: dict):
     """The gold answer as the file stores it (exact text, compared as the script compares it)."""
     pub = item.get("published") or {}
@@ -104,7 +120,7 @@ def mmau_string_match(items: list[dict], raw: list[str | None], cfg: dict) -> li
     for it, r in zip(items, raw):
         choices = ["" if c is None else str(c) for c in _published_choices(it)]
         out.append(OfficialItem(float(string_match(str(_published_answer(it)), r or "", choices)), pred=r,
-                                reason=None if r is not None else "no output: scored as an empty output"))
+                                reason=_published_note(it) if r is not None else "no output: scored as an empty output"))
     return out
 
 
@@ -174,7 +190,8 @@ def mmsu_accuracy(items: list[dict], raw: list[str | None], cfg: dict) -> list[O
             out.append(OfficialItem(None, reason="wrong format"))
             continue
         last = letter
-        out.append(OfficialItem(float(_choice_text(it, letter) == _published_answer(it)), pred=letter))
+        out.append(OfficialItem(float(_choice_text(it, letter) == _published_answer(it)), pred=letter,
+                                reason=_published_note(it)))
     return out
 
 
@@ -202,7 +219,7 @@ def air_bench_foundation(items: list[dict], raw: list[str | None], cfg: dict) ->
         if gt is None:
             raise InputError(f"item {it.get('id')!r}: answer {gold!r} is none of choices A-D (the official "
                              f"script stops here)")
-        out.append(OfficialItem(float(letter == gt), pred=letter))
+        out.append(OfficialItem(float(letter == gt), pred=letter, reason=_published_note(it)))
     return out
 
 
@@ -227,7 +244,7 @@ def mmau_pro_nearest_choice(items: list[dict], raw: list[str | None], cfg: dict,
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
         sims = emb[1:] @ emb[0]
         best = choices[int(np.argmax(sims))]
-        out.append(OfficialItem(float(best == _published_answer(it)), pred=str(best)))
+        out.append(OfficialItem(float(best == _published_answer(it)), pred=str(best), reason=_published_note(it)))
     return out
 
 
@@ -256,107 +273,7 @@ def clotho_aqa_accuracy(items: list[dict], raw: list[str | None], cfg: dict) -> 
     return out
 
 
-# --- judge-based rules ---------------------------------------------------------------------------------
-
-def sakura_judgement(reply: str | None) -> str | None:
-    """The ``Judgement:`` of a SAKURA judge reply (llm_judge.py's pattern), lower-cased."""
-    if reply is None:
-        return None
-    m = re.search(r"Explanation: (.*?)\nJudgement: (.*?)(?:\n\n|$)", reply, re.DOTALL)
-    return m.group(2).lower().strip() if m else None
-
-
-def sakura_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
-    """SAKURA's LLM judge (evaluation/llm_judge.py prompt, resources/prompts/official/sakura.yaml) and
-    calculate_acc.py: a judgement other than "correct"/"incorrect" stays in the denominator as not
-    correct. The question is the instruction with its embedded options; the label is "(c) text"."""
-    from lalmbench.scoring.judge import load_prompt
-
-    prompt = load_prompt(cfg.get("prompt", "sakura"), prompt_dir=PROMPT_DIR, verdicts=["sakura_judgement"])
-    records = [{"question": _sakura_question(it), "reference": _sakura_label(it), "candidate": r or ""}
-               for it, r in zip(items, raw)]
-    replies = ask([prompt.render(rec) for rec in records], [str(it.get("id")) for it in items])
-    out = []
-    for reply in replies:
-        j = sakura_judgement(reply)
-        out.append(OfficialItem(float(j == "correct"), pred=j,
-                                reason=None if j in ("correct", "incorrect") else "invalid judgement"))
-    return out
-
-
-def _sakura_question(item: dict) -> str:
-    """The instruction as SAKURA's judge sees it: with its options "(a) dog (b) crow ..." embedded
-    (kept when the question already has them, appended from the item's options otherwise)."""
-    q = str(item.get("question") or "")
-    if re.search(r"\(a\)", q, re.IGNORECASE) or not _options(item):
-        return q
-    return q + " " + " ".join(f"({str(o['label']).lower()}) {o.get('text') or ''}" for o in _options(item))
-
-
-def _sakura_label(item: dict) -> str:
-    """SAKURA's gold string "(c) Claws": the option label in lower case before its text."""
-    gold = next((o for o in _options(item) if o.get("label") == item.get("answer_label")), None)
-    if gold is None:
-        return _gold_text(item)
-    return f"({str(gold['label']).lower()}) {gold.get('text') or ''}"
-
-
-def air_bench_chat_scores(reply: str | None) -> tuple[int, int] | None:
-    """(reference score, model score) from a reply "8 6" (cal_score.py: exactly two integers
-    separated by one space after newlines are removed; anything else is a failure)."""
-    if reply is None:
-        return None
-    parts = reply.strip().replace("\n", "").split(" ")
-    if len(parts) != 2:
-        return None
-    try:
-        a, b = int(parts[0]), int(parts[1])
-    except ValueError:
-        return None
-    return (a, b) if a <= 10 and b <= 10 else None
-
-
-def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
-    """AIR-Bench Chat (score_chat.py prompt, cal_score.py): the judge rates the reference answer
-    (assistant 1) and the model's (assistant 2) from 1 to 10 given the audio's text description
-    (``meta.meta_info``); replies that are not two integers are left out. The paper rates each pair
-    twice, the second time with the two answers swapped (cal_score.py's ``cir`` pass), against the
-    judge's position bias: with ``swap`` (default true) the item's score is the mean of the model's
-    ratings in the passes whose reply is readable; ``swap: false`` keeps the first pass only. The
-    official score_chat.py skips items without a response."""
-    from lalmbench.scoring.judge import load_prompt
-
-    prompt = load_prompt(cfg.get("prompt", "air_bench_chat"), prompt_dir=PROMPT_DIR,
-                         verdicts=["air_bench_chat_scores"])
-    orders = ((False, True) if cfg.get("swap", True) else (False,))
-    out: list[OfficialItem | None] = [None] * len(items)
-    asked, rendered, ids = [], [], []
-    for i, (it, r) in enumerate(zip(items, raw)):
-        if r is None:
-            out[i] = OfficialItem(None, reason="no output")
-            continue
-        meta_info = (it.get("meta") or {}).get("meta_info")
-        if meta_info is None:
-            raise InputError(f"item {it.get('id')!r}: AIR-Bench Chat's judge needs meta.meta_info (the audio's "
-                             f"description)")
-        asked.append(i)
-        reference = (it.get("references") or [_gold_text(it)])[0]
-        for swapped in orders:
-            first, second = (r, reference) if swapped else (reference, r)
-            rendered.append(prompt.render({"meta_info": meta_info, "question": it.get("question"),
-                                           "reference": first, "candidate": second}))
-            ids.append(str(it.get("id")) + ("/swapped" if swapped else ""))
-    replies = ask(rendered, ids) if asked else []
-    for n, i in enumerate(asked):
-        passes = replies[n * len(orders):(n + 1) * len(orders)]
-        ratings = [s[1 if k == 0 else 0] for k, s in enumerate(map(air_bench_chat_scores, passes)) if s is not None]
-        shown = " | ".join(str(p) for p in passes)
-        out[i] = (OfficialItem(sum(ratings) / len(ratings), pred=shown) if ratings
-                  else OfficialItem(None, pred=shown, reason="judge reply is not two scores"))
-    return out  # type: ignore[return-value]
-
-
-# --- registry and aggregate ----------------------------------------------------------------------------
+# --- MMAU-Pro: instruction following ---------------------------------------------------------------
 
 def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
     """MMAU-Pro's instruction-following success (evaluate_aif_sample; the same checks as our
@@ -376,6 +293,20 @@ def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) ->
     return out
 
 
+# --- registry and aggregate ----------------------------------------------------------------------------
+
+def _judge_rule(name: str) -> Callable[..., list[OfficialItem]]:
+    """A rule of :mod:`lalmbench.scoring.official_judge`, imported when first called (that module
+    builds on this one)."""
+    def rule(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
+        from lalmbench.scoring import official_judge
+
+        return getattr(official_judge, name)(items, raw, cfg, ask=ask)
+
+    rule.__name__ = name
+    return rule
+
+
 @dataclass(frozen=True)
 class Scorer:
     fn: Callable[..., list[OfficialItem]]
@@ -391,8 +322,8 @@ SCORERS: dict[str, Scorer] = {
     "mmau_pro_nearest_choice": Scorer(mmau_pro_nearest_choice, "mcq", "embed"),
     "mmau_pro_instruction": Scorer(mmau_pro_instruction, "instruction"),
     "clotho_aqa_accuracy": Scorer(clotho_aqa_accuracy, "open"),
-    "sakura_judge": Scorer(sakura_judge, "mcq", "ask"),
-    "air_bench_chat_judge": Scorer(air_bench_chat_judge, "open", "ask", "mean_score"),
+    "sakura_judge": Scorer(_judge_rule("sakura_judge"), "mcq", "ask"),
+    "air_bench_chat_judge": Scorer(_judge_rule("air_bench_chat_judge"), "open", "ask", "mean_score"),
 }
 
 
@@ -483,28 +414,6 @@ def attach(decisions: pd.DataFrame, per: pd.DataFrame) -> tuple[pd.DataFrame, in
     return out, int(out["official_disagrees"].sum())
 
 
-def judge_ask(spec: dict) -> AskFn:
-    """The judge entry of ``spec`` (``judge_model`` + ``judge_model_cfg``, filled by the workflow) as
-    an :data:`AskFn`: greedy, every reply cached under ``cache_dir`` by (model entry, prompt, item)."""
-    import hashlib
-    import json
-
-    from lalmbench.scoring.judge import GREEDY, CachedLLM
-
-    if not spec.get("judge_model") or not spec.get("judge_model_cfg"):
-        raise InputError(f"official scorer {spec['scorer']!r} needs a judge: set judge_model in the dataset's "
-                         f"official: entry or the top-level judge: block")
-    llm = CachedLLM(spec["judge_model"], spec["judge_model_cfg"], GREEDY, cache_dir=spec.get("cache_dir"))
-
-    def ask(prompts: list[str], ids: list[str]) -> list[str | None]:
-        keys = [hashlib.sha256(json.dumps({"model": llm.cfg, "prompt": p, "id": i, "scorer": spec["scorer"]},
-                                          sort_keys=True).encode()).hexdigest() for p, i in zip(prompts, ids)]
-        replies = llm.ask_rendered(prompts, ids, keys, task="official-judge")
-        return [None if r["error"] else r["raw"] for r in replies]
-
-    return ask
-
-
 def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embed: EmbedFn | None = None,
                  ask: AskFn | None = None) -> tuple[pd.DataFrame, dict]:
     """Score a run's decisions (``raw_output``, ``error`` per item) by the official rule: the
@@ -524,6 +433,8 @@ def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embe
 
         embed, _ = load_encoder(spec.get("embedder"))
     if needs == "ask" and ask is None:
+        from lalmbench.scoring.official_judge import judge_ask
+
         ask = judge_ask(spec)
     per, summary = score_official(spec, items, raw, embed=embed, ask=ask)
     out, n_dis = attach(decisions, per)

@@ -7,8 +7,8 @@ import pytest
 
 from lalmbench.core.io import InputError
 from lalmbench.scoring import official
-from lalmbench.scoring.official import (air_bench_chat_scores, first_or_penultimate_letter, official_spec,
-                                        sakura_judgement, score_official, string_match)
+from lalmbench.scoring.official import first_or_penultimate_letter, official_spec, score_official, string_match
+from lalmbench.scoring.official_judge import air_bench_chat_scores, sakura_judgement
 
 
 def mcq(id_, texts, gold, **meta):
