@@ -5,6 +5,8 @@ stable when modules move inside the package (docs/api.md):
 
 - :func:`parse_answer` - one raw output -> the option it chooses (or None, with the reason);
 - :func:`score_mcq` - items + predictions -> per-item decisions and the accuracy metrics;
+- :func:`score_official` - items + predictions -> the benchmark's own rule (``value_official``), per item
+  and per group of the paper's table;
 - :func:`read_items` - the items a dataset adapter or benchmark preset yields from local files.
 
 The heavy modules (pandas, the parser tables) load on first use, so ``import lalmbench`` stays cheap.
@@ -19,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lalmbench.scoring.parse import ParseResult
 
 __version__ = "0.1.0"
-__all__ = ["parse_answer", "score_mcq", "read_items", "__version__"]
+__all__ = ["parse_answer", "score_mcq", "score_official", "read_items", "__version__"]
 
 
 def _options(options: Sequence[Mapping[str, Any] | str]) -> list[dict]:
@@ -64,6 +66,28 @@ def score_mcq(items: Sequence[Mapping[str, Any]], predictions: "pd.DataFrame | I
 
     preds = predictions if isinstance(predictions, pd.DataFrame) else pd.DataFrame(list(predictions))
     return _score([dict(it) for it in items], preds, dict(parser or {}))
+
+
+def score_official(preset: str, items: Sequence[Mapping[str, Any]],
+                   predictions: "pd.DataFrame | Iterable[Mapping[str, Any]]", *, kind: str | None = None,
+                   settings: Mapping[str, Any] | None = None, parser: Mapping[str, Any] | None = None,
+                   embed: Any = None, ask: Any = None) -> tuple["pd.DataFrame", dict]:
+    """The benchmark's own scoring rule on these outputs, as ``results/all.tsv`` reports it.
+
+    ``preset``: a benchmark preset (``mmau``, ``mmar``, ``mmsu``, ``air_bench``, ``mmau_pro``, ...);
+    ``items`` as :func:`read_items` gives them, in the benchmark file's order (the order its script
+    reads); ``predictions`` rows with ``id``, ``raw_output``, optional ``error``. ``kind`` picks MCQ,
+    instruction or open items where a preset holds several; ``settings`` adds the rule's keys
+    (``carry_letter``, ``embedder``). ``embed`` / ``ask``: the sentence embedder or judge a rule needs.
+
+    Returns ``(decisions, summary)``: per item ``official_score`` (None: left out by the script),
+    ``official_pred``, ``official_reason``, ``official_disagrees`` beside our own verdict; the summary
+    holds ``value_official``, ``n_official``, ``official_excluded``, ``breakdown`` (ours and official
+    per group of the paper's table) and our ``value`` where the kind has a rule of ours."""
+    from lalmbench.scoring.official_preset import score_preset
+
+    return score_preset(preset, items, predictions, kind=kind, settings=settings, parser=parser,
+                        embed=embed, ask=ask)
 
 
 def read_items(adapter: str, params: Mapping[str, Any], *, dataset: str = "dataset") -> list[dict]:

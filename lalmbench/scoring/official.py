@@ -9,8 +9,9 @@ A scorer is a pure function ``(items, raw outputs, settings) -> list[OfficialIte
 score (1.0/0.0 for right/wrong, a 1-10 rating for AIR-Bench Chat) or ``None`` when the official
 script leaves the item out of its denominator, with the reason. :func:`score_official` applies the
 registry entry and the aggregate rule (mean over the items kept). Judge-based rules
-(``sakura_judge``, ``air_bench_chat_judge``) and the embedding rule (``mmau_pro_nearest_choice``)
-take their model as a callable, so tests run them with the offline LLM or a fake embedder.
+(``sakura_judge``, ``air_bench_chat_judge``, in :mod:`lalmbench.scoring.official_judge`) and the
+embedding rule (``mmau_pro_nearest_choice``) take their model as a callable, so tests run them with
+the offline LLM or a fake embedder.
 Which scorer a dataset uses is its preset's ``official:`` (docs/scoring-official.md).
 """
 from __future__ import annotations
@@ -58,6 +59,37 @@ def _gold_text(item: dict) -> str:
     return str(gold.get("text") or "")
 
 
+def _published_choices(item: dict) -> list:
+    """The choices as the benchmark's file lists them, which is what its script reads: blank and
+    duplicate entries included, in their positions (``item["published"]``, kept by the reader when
+    they differ from the options), else the option texts."""
+    pub = item.get("published") or {}
+    if pub.get("choices") is not None:
+        return list(pub["choices"])
+    return [str(o.get("text") or "") for o in _options(item)]
+
+
+def _published_note(item: dict) -> str | None:
+    """``official_reason`` for an item the rule read as published where that differs from its options
+    (MMAR's blank choice, MMAU's repeated ones), or None."""
+    pub = item.get("published") or {}
+    if not pub:
+        return None
+    choices = pub.get("choices") or []
+    what = [w for w, hit in (("a blank choice", any(c is None or not str(c).strip() for c in choices)),
+                             ("a repeated choice", len({str(c).strip() for c in choices if c is not None
+                                                        and str(c).strip()}) <
+                              sum(c is not None and bool(str(c).strip()) for c in choices)))
+            if hit]
+    return "choices as published" + (f" ({', '.join(what)} kept)" if what else "")
+
+
+def _published_answer(item: dict):
+    """The gold answer as the file stores it (exact text, compared as the script compares it)."""
+    pub = item.get("published") or {}
+    return pub["answer"] if "answer" in pub else _gold_text(item)
+
+
 # --- MMAU / MMAR: token string match --------------------------------------------------------------------
 
 def _tokens(text: str) -> set[str]:
@@ -82,11 +114,13 @@ def string_match(answer: str, prediction: str, choices: Sequence[str]) -> bool:
 
 def mmau_string_match(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
     """A failed generation (no output) scores as an empty output: wrong, as the official script
-    scores an empty ``model_output``."""
+    scores an empty ``model_output`` (it stops on a JSON null). The choices are the published list:
+    MMAR's blank entry ('') is kept, it has no words and so adds none to the wrong choices' words."""
     out = []
     for it, r in zip(items, raw):
-        choices = [str(o.get("text") or "") for o in _options(it)]
-        out.append(OfficialItem(float(string_match(_gold_text(it), r or "", choices)), pred=r))
+        choices = ["" if c is None else str(c) for c in _published_choices(it)]
+        out.append(OfficialItem(float(string_match(str(_published_answer(it)), r or "", choices)), pred=r,
+                                reason=_published_note(it) if r is not None else "no output: scored as an empty output"))
     return out
 
 
@@ -107,54 +141,85 @@ def first_or_penultimate_letter(response: str) -> str | None:
     return None
 
 
-def _choice_text(item: dict, letter: str) -> str | None:
-    """The text of the option at A-D position ``letter`` (the benchmark's choice_a..choice_d)."""
-    opts = _options(item)
+def _choice_text(item: dict, letter: str):
+    """What the script's ``choice_a``..``choice_d`` holds at A-D position ``letter`` (None past the
+    published choices, as ``record.get('choice_c')`` of a record without one)."""
+    pub = _published_choices(item)
     k = _LETTERS.index(letter)
-    return str(opts[k].get("text") or "") if k < len(opts) else None
+    return pub[k] if k < len(pub) else None
+
+
+def _unreadable(predict: str) -> bool:
+    """An empty reply, or the text "None": both scripts test ``predict != 'None' and predict``."""
+    return predict == "None" or not predict
 
 
 def mmsu_accuracy(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
-    """mmsu_evaluation.py: a reply it cannot read as a letter is skipped (not in the denominator);
-    an empty reply or the text "None" counts, as wrong; no reply at all (failed generation) is
-    skipped. Correct when the chosen choice's text equals ``answer_gt``."""
+    """mmsu_evaluation.py, over the items in the order the script reads the records (the benchmark
+    file's order). A reply it cannot read as a letter is skipped (not in the denominator), and so is
+    no reply at all (a failed generation, a JSON null: ``None.strip()`` fails and the record is
+    skipped). Correct when the text of the chosen choice equals ``answer_gt``, so a duplicate choice
+    text is credited at either position.
+
+    The released 2025 script (dingdongwang/MMSU_Bench) never resets its predicted letter between
+    records: an empty, whitespace-only or "None" reply is scored with the letter of the last
+    readable reply before it, and one that comes before any readable reply stops the script
+    (UnboundLocalError; scored 0 here, with that reason). ``carry_letter: false`` follows the 2026
+    script (dingdongwang/MMSU), which resets it: such a reply counts, as wrong."""
+    carry = bool(cfg.get("carry_letter", True))
+    last: str | None = None
     out = []
     for it, r in zip(items, raw):
         if r is None:
             out.append(OfficialItem(None, reason="no output"))
             continue
         predict = r.strip().replace("\n", "")
-        if predict == "None" or not predict:
-            out.append(OfficialItem(0.0, pred=None, reason="empty output"))
+        if _unreadable(predict):
+            if not carry:
+                out.append(OfficialItem(0.0, reason="empty output"))
+            elif last is None:
+                out.append(OfficialItem(0.0, reason="empty output before any readable reply: the script stops "
+                                                    "here (UnboundLocalError)"))
+            else:
+                out.append(OfficialItem(float(_choice_text(it, last) == _published_answer(it)), pred=last,
+                                        reason=f"empty output: scored with the letter {last} carried from the "
+                                               f"last readable reply"))
             continue
-        letter = first_or_penultimate_letter(r)
+        letter = first_or_penultimate_letter(predict)
         if letter is None:
             out.append(OfficialItem(None, reason="wrong format"))
             continue
-        out.append(OfficialItem(float(_choice_text(it, letter) == _gold_text(it)), pred=letter))
+        last = letter
+        out.append(OfficialItem(float(_choice_text(it, letter) == _published_answer(it)), pred=letter,
+                                reason=_published_note(it)))
     return out
 
 
 def air_bench_foundation(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
     """score_foundation.py: an empty reply, "None" or one it cannot read as a letter goes to
-    ``fail_num`` (left out of every accuracy). The gold letter is the first choice whose text equals
-    ``answer_gt``; accuracy is reported per ``task_name_dataset_name`` (our breakdown fields)."""
+    ``fail_num`` (left out of every accuracy). The gold letter is the first of choice_a..choice_d
+    whose text equals ``answer_gt`` (a duplicate choice text counts at its first position only);
+    accuracy is reported per ``task_name_dataset_name`` (our breakdown fields). A record whose
+    ``task_name`` is null is skipped."""
     out = []
     for it, r in zip(items, raw):
+        if "task_name" in (it.get("meta") or {}) and it["meta"]["task_name"] is None:
+            out.append(OfficialItem(None, reason="task_name is None"))
+            continue
         predict = (r or "").strip().replace("\n", "")
-        if predict == "None" or not predict:
+        if _unreadable(predict):
             out.append(OfficialItem(None, reason="no output"))
             continue
         letter = first_or_penultimate_letter(predict)
         if letter is None:
             out.append(OfficialItem(None, reason="wrong format"))
             continue
-        gold = _gold_text(it)
+        gold = _published_answer(it)
         gt = next((lab for lab in _LETTERS if _choice_text(it, lab) == gold), None)
         if gt is None:
             raise InputError(f"item {it.get('id')!r}: answer {gold!r} is none of choices A-D (the official "
                              f"script stops here)")
-        out.append(OfficialItem(float(letter == gt), pred=letter))
+        out.append(OfficialItem(float(letter == gt), pred=letter, reason=_published_note(it)))
     return out
 
 
@@ -166,18 +231,20 @@ def mmau_pro_nearest_choice(items: list[dict], raw: list[str | None], cfg: dict,
     (cosine; first on ties, as argmax), correct when it is the gold answer. The official embedder is
     NV-Embed-v2; ``embed`` is whatever the run configured (default all-MiniLM-L6-v2: a substitute,
     so the figure is close to, not equal to, the published one). Items with fewer than two choices
-    are left out, as the official script filters them."""
+    are left out, as the official script filters them. The choices are the published list (a blank
+    or duplicate entry is a candidate too) and the match is exact text equality with the answer; a
+    failed generation is embedded as the empty text (the script's ``fillna("")``)."""
     out = []
     for it, r in zip(items, raw):
-        choices = [str(o.get("text") or "") for o in _options(it)]
+        choices = _published_choices(it)
         if len(choices) < 2:
             out.append(OfficialItem(None, reason="fewer than 2 choices"))
             continue
-        emb = np.asarray(embed([r or ""] + choices), dtype=np.float64)
+        emb = np.asarray(embed([r or ""] + [str(c) for c in choices]), dtype=np.float64)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
         sims = emb[1:] @ emb[0]
         best = choices[int(np.argmax(sims))]
-        out.append(OfficialItem(float(best == _gold_text(it)), pred=best))
+        out.append(OfficialItem(float(best == _published_answer(it)), pred=str(best), reason=_published_note(it)))
     return out
 
 
@@ -206,115 +273,38 @@ def clotho_aqa_accuracy(items: list[dict], raw: list[str | None], cfg: dict) -> 
     return out
 
 
-# --- judge-based rules ---------------------------------------------------------------------------------
+# --- MMAU-Pro: instruction following ---------------------------------------------------------------
 
-def sakura_judgement(reply: str | None) -> str | None:
-    """The ``Judgement:`` of a SAKURA judge reply (llm_judge.py's pattern), lower-cased."""
-    if reply is None:
-        return None
-    m = re.search(r"Explanation: (.*?)\nJudgement: (.*?)(?:\n\n|$)", reply, re.DOTALL)
-    return m.group(2).lower().strip() if m else None
+def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
+    """MMAU-Pro's instruction-following success (evaluate_aif_sample; the same checks as our
+    ``instruction`` kind). Where the script differs from ours: an item whose ``task_identifier`` is
+    unknown or missing counts as not followed (ours leaves it out), and a failed generation is checked
+    as the text "None" (the script's ``str(row.get(...))`` of a null output)."""
+    from lalmbench.scoring.metrics.instruction import check_item
 
-
-def sakura_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
-    """SAKURA's LLM judge (evaluation/llm_judge.py prompt, resources/prompts/official/sakura.yaml) and
-    calculate_acc.py: a judgement other than "correct"/"incorrect" stays in the denominator as not
-    correct. The question is the instruction with its embedded options; the label is "(c) text"."""
-    from lalmbench.scoring.judge import load_prompt
-
-    prompt = load_prompt(cfg.get("prompt", "sakura"), prompt_dir=PROMPT_DIR, verdicts=["sakura_judgement"])
-    records = [{"question": _sakura_question(it), "reference": _sakura_label(it), "candidate": r or ""}
-               for it, r in zip(items, raw)]
-    replies = ask([prompt.render(rec) for rec in records], [str(it.get("id")) for it in items])
     out = []
-    for reply in replies:
-        j = sakura_judgement(reply)
-        out.append(OfficialItem(float(j == "correct"), pred=j,
-                                reason=None if j in ("correct", "incorrect") else "invalid judgement"))
+    for it, r in zip(items, raw):
+        ok, why = check_item(it, "None" if r is None else r)
+        if ok is None:
+            out.append(OfficialItem(0.0, reason=f"{why}: the script counts it as not followed"))
+        else:
+            out.append(OfficialItem(float(ok), reason=None if r is not None else
+                                    "no output: checked as the text 'None'"))
     return out
-
-
-def _sakura_question(item: dict) -> str:
-    """The instruction as SAKURA's judge sees it: with its options "(a) dog (b) crow ..." embedded
-    (kept when the question already has them, appended from the item's options otherwise)."""
-    q = str(item.get("question") or "")
-    if re.search(r"\(a\)", q, re.IGNORECASE) or not _options(item):
-        return q
-    return q + " " + " ".join(f"({str(o['label']).lower()}) {o.get('text') or ''}" for o in _options(item))
-
-
-def _sakura_label(item: dict) -> str:
-    """SAKURA's gold string "(c) Claws": the option label in lower case before its text."""
-    gold = next((o for o in _options(item) if o.get("label") == item.get("answer_label")), None)
-    if gold is None:
-        return _gold_text(item)
-    return f"({str(gold['label']).lower()}) {gold.get('text') or ''}"
-
-
-def air_bench_chat_scores(reply: str | None) -> tuple[int, int] | None:
-    """(reference score, model score) from a reply "8 6" (cal_score.py: exactly two integers
-    separated by one space after newlines are removed; anything else is a failure)."""
-    if reply is None:
-        return None
-    parts = reply.strip().replace("\n", "").split(" ")
-    if len(parts) != 2:
-        return None
-    try:
-        a, b = int(parts[0]), int(parts[1])
-    except ValueError:
-        return None
-    return (a, b) if a <= 10 and b <= 10 else None
-
-
-def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
-    """AIR-Bench Chat (score_chat.py prompt, cal_score.py): the judge rates the reference answer
-    (assistant 1) and the model's (assistant 2) from 1 to 10 given the audio's text description
-    (``meta.meta_info``); replies that are not two integers are left out. The paper rates each pair
-    twice, the second time with the two answers swapped (cal_score.py's ``cir`` pass), against the
-    judge's position bias: with ``swap`` (default true) the item's score is the mean of the model's
-    ratings in the passes whose reply is readable; ``swap: false`` keeps the first pass only. The
-    official score_chat.py skips items without a response."""
-    from lalmbench.scoring.judge import load_prompt
-
-    prompt = load_prompt(cfg.get("prompt", "air_bench_chat"), prompt_dir=PROMPT_DIR,
-                         verdicts=["air_bench_chat_scores"])
-    orders = ((False, True) if cfg.get("swap", True) else (False,))
-    out: list[OfficialItem | None] = [None] * len(items)
-    asked, rendered, ids = [], [], []
-    for i, (it, r) in enumerate(zip(items, raw)):
-        if r is None:
-            out[i] = OfficialItem(None, reason="no output")
-            continue
-        meta_info = (it.get("meta") or {}).get("meta_info")
-        if meta_info is None:
-            raise InputError(f"item {it.get('id')!r}: AIR-Bench Chat's judge needs meta.meta_info (the audio's "
-                             f"description)")
-        asked.append(i)
-        reference = (it.get("references") or [_gold_text(it)])[0]
-        for swapped in orders:
-            first, second = (r, reference) if swapped else (reference, r)
-            rendered.append(prompt.render({"meta_info": meta_info, "question": it.get("question"),
-                                           "reference": first, "candidate": second}))
-            ids.append(str(it.get("id")) + ("/swapped" if swapped else ""))
-    replies = ask(rendered, ids) if asked else []
-    for n, i in enumerate(asked):
-        passes = replies[n * len(orders):(n + 1) * len(orders)]
-        ratings = [s[1 if k == 0 else 0] for k, s in enumerate(map(air_bench_chat_scores, passes)) if s is not None]
-        shown = " | ".join(str(p) for p in passes)
-        out[i] = (OfficialItem(sum(ratings) / len(ratings), pred=shown) if ratings
-                  else OfficialItem(None, pred=shown, reason="judge reply is not two scores"))
-    return out  # type: ignore[return-value]
 
 
 # --- registry and aggregate ----------------------------------------------------------------------------
 
-def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
-    """MMAU-Pro's instruction-following success (the same checks as our ``instruction`` kind, which
-    reimplements them); an item whose check is unknown is left out, as ours does."""
-    from lalmbench.scoring.metrics.instruction import check_item
+def _judge_rule(name: str) -> Callable[..., list[OfficialItem]]:
+    """A rule of :mod:`lalmbench.scoring.official_judge`, imported when first called (that module
+    builds on this one)."""
+    def rule(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
+        from lalmbench.scoring import official_judge
 
-    return [OfficialItem(None if ok is None else float(ok), reason=why)
-            for ok, why in (check_item(it, r) for it, r in zip(items, raw))]
+        return getattr(official_judge, name)(items, raw, cfg, ask=ask)
+
+    rule.__name__ = name
+    return rule
 
 
 @dataclass(frozen=True)
@@ -332,8 +322,8 @@ SCORERS: dict[str, Scorer] = {
     "mmau_pro_nearest_choice": Scorer(mmau_pro_nearest_choice, "mcq", "embed"),
     "mmau_pro_instruction": Scorer(mmau_pro_instruction, "instruction"),
     "clotho_aqa_accuracy": Scorer(clotho_aqa_accuracy, "open"),
-    "sakura_judge": Scorer(sakura_judge, "mcq", "ask"),
-    "air_bench_chat_judge": Scorer(air_bench_chat_judge, "open", "ask", "mean_score"),
+    "sakura_judge": Scorer(_judge_rule("sakura_judge"), "mcq", "ask"),
+    "air_bench_chat_judge": Scorer(_judge_rule("air_bench_chat_judge"), "open", "ask", "mean_score"),
 }
 
 
@@ -424,28 +414,6 @@ def attach(decisions: pd.DataFrame, per: pd.DataFrame) -> tuple[pd.DataFrame, in
     return out, int(out["official_disagrees"].sum())
 
 
-def judge_ask(spec: dict) -> AskFn:
-    """The judge entry of ``spec`` (``judge_model`` + ``judge_model_cfg``, filled by the workflow) as
-    an :data:`AskFn`: greedy, every reply cached under ``cache_dir`` by (model entry, prompt, item)."""
-    import hashlib
-    import json
-
-    from lalmbench.scoring.judge import GREEDY, CachedLLM
-
-    if not spec.get("judge_model") or not spec.get("judge_model_cfg"):
-        raise InputError(f"official scorer {spec['scorer']!r} needs a judge: set judge_model in the dataset's "
-                         f"official: entry or the top-level judge: block")
-    llm = CachedLLM(spec["judge_model"], spec["judge_model_cfg"], GREEDY, cache_dir=spec.get("cache_dir"))
-
-    def ask(prompts: list[str], ids: list[str]) -> list[str | None]:
-        keys = [hashlib.sha256(json.dumps({"model": llm.cfg, "prompt": p, "id": i, "scorer": spec["scorer"]},
-                                          sort_keys=True).encode()).hexdigest() for p, i in zip(prompts, ids)]
-        replies = llm.ask_rendered(prompts, ids, keys, task="official-judge")
-        return [None if r["error"] else r["raw"] for r in replies]
-
-    return ask
-
-
 def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embed: EmbedFn | None = None,
                  ask: AskFn | None = None) -> tuple[pd.DataFrame, dict]:
     """Score a run's decisions (``raw_output``, ``error`` per item) by the official rule: the
@@ -465,6 +433,8 @@ def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embe
 
         embed, _ = load_encoder(spec.get("embedder"))
     if needs == "ask" and ask is None:
+        from lalmbench.scoring.official_judge import judge_ask
+
         ask = judge_ask(spec)
     per, summary = score_official(spec, items, raw, embed=embed, ask=ask)
     out, n_dis = attach(decisions, per)

@@ -48,3 +48,54 @@ def test_read_items_from_a_published_question_file(tmp_path):
     items = lalmbench.read_items("mmau", {"items": str(tmp_path / "mini.json"), "audio_root": str(tmp_path),
                                           "check_audio": False}, dataset="mmau")
     assert [it["answer_text"] for it in items] == [rec["answer"] for rec in records]
+
+
+def _mmsu_items(tmp_path):
+    recs = [{"id": f"m{i}", "question": "Which?", "choice_a": "yes", "choice_b": "no", "choice_c": "maybe",
+             "choice_d": "never", "answer_gt": gold, "category": cat, "sub-category": "s", "audio_path": "a.wav"}
+            for i, (gold, cat) in enumerate([("no", "Perception"), ("yes", "Perception"), ("no", "Reasoning"),
+                                             ("no", "Reasoning")])]
+    src = tmp_path / "mmsu.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return lalmbench.read_items("mmsu", {"items": str(src), "audio_root": str(tmp_path), "check_audio": False},
+                                dataset="mmsu")
+
+
+def test_score_official_gives_per_item_verdicts_value_official_and_the_papers_breakdown(tmp_path):
+    items = _mmsu_items(tmp_path)
+    preds = [{"id": "m0", "raw_output": "B"}, {"id": "m1", "raw_output": ""},
+             {"id": "m2", "raw_output": "no"}, {"id": "m3", "raw_output": "None"}]
+    decisions, summary = lalmbench.score_official("mmsu", items, preds)
+    # m1's empty reply takes the letter B carried from m0 (wrong for m1), m2 is unreadable (left out),
+    # m3's "None" takes B too (right); ours reads m2's "no" as B and counts blanks as wrong
+    assert decisions["official_score"].tolist()[:2] == [1.0, 0.0] and decisions["official_score"][3] == 1.0
+    assert pd.isna(decisions["official_score"][2]) and decisions["official_reason"][2] == "wrong format"
+    assert list(decisions["correct"]) == [True, False, True, False]
+    assert summary["value_official"] == 2 / 3 and summary["n_official"] == 3 and summary["value"] == 0.5
+    assert summary["official_scorer"] == "mmsu_accuracy"
+    by_group = {(b["field"], b["group"]): b for b in summary["breakdown"]}
+    assert by_group[("category", "Reasoning")]["value_official"] == 1.0
+    assert by_group[("category", "Reasoning")]["n_official"] == 1 and by_group[("category", "Reasoning")]["n"] == 2
+    reset, s2 = lalmbench.score_official("mmsu", items, preds, settings={"carry_letter": False})
+    assert s2["value_official"] == 1 / 3
+
+
+def test_score_official_asks_for_a_kind_when_the_preset_mixes_them_and_names_missing_predictions(tmp_path):
+    recs = [{"id": "p1", "audio_path": ["a.wav"], "question": "What plays?", "choices": ["piano", "drums"],
+             "answer": "drums", "category": "music"},
+            {"id": "p2", "audio_path": ["a.wav"], "question": "Say it loud.", "choices": [], "answer": "",
+             "category": "instruction following", "task_identifier": "All Uppercase", "kwargs": {}},
+            {"id": "p3", "audio_path": ["a.wav"], "question": "Rhyme.", "choices": [], "answer": "",
+             "category": "instruction following", "task_identifier": "Rhyme Scheme", "kwargs": {}}]
+    src = tmp_path / "test.json"
+    src.write_text(json.dumps(recs))
+    items = lalmbench.read_items("mmau_pro", {"items": str(src), "audio_root": str(tmp_path), "check_audio": False})
+    preds = [{"id": "p1", "raw_output": "drums"}, {"id": "p2", "raw_output": "LOUD"}, {"id": "p3", "raw_output": "x"}]
+    with pytest.raises(lalmbench.core.io.InputError, match="several kinds .*pass kind="):
+        lalmbench.score_official("mmau_pro", items, preds)
+    decisions, summary = lalmbench.score_official("mmau_pro", items, preds, kind="instruction")
+    # an unknown check counts as not followed in the official script; ours leaves it out
+    assert decisions["official_score"].tolist() == [1.0, 0.0] and summary["value_official"] == 0.5
+    assert summary["value"] == 1.0 and summary["n"] == 1
+    with pytest.raises(lalmbench.core.io.InputError, match="no row for item 'p3'"):
+        lalmbench.score_official("mmau_pro", items, preds[:2], kind="instruction")

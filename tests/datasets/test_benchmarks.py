@@ -339,3 +339,23 @@ def test_list_valued_category_scores_in_its_plain_breakdown_group(tmp_path):
     preds = [{"id": it["id"], "raw_output": it["answer_label"]} for it in items]
     decisions, _ = score_mcq(items, pd.DataFrame(preds), {})
     assert decisions["meta_category"].tolist() == ["Reasoning", "Reasoning"]
+
+
+def test_mmar_blank_choice_item_is_kept_with_the_published_list_for_the_official_rule(tmp_path):
+    # one of MMAR-meta.jsonl's four items whose choice list ends with a blank entry
+    rec = {"id": "BV1Tm4y1h7JU_00-00-00_00-00-25", "audio_path": "./audio/BV1Tm4y1h7JU_00-00-00_00-00-25.wav",
+           "question": "Did the person in the audio enter the room?", "choices": ["Entered", "Did not enter", ""],
+           "answer": "Entered", "modality": "mix-sound-speech", "category": "Semantic Layer",
+           "sub-category": "Content Analysis", "language": "zh"}
+    src = tmp_path / "MMAR-meta.jsonl"
+    src.write_text(json.dumps(rec) + "\n")
+    _touch(tmp_path, [rec["audio_path"]])
+    res = adapt("mmar", {"items": str(src), "audio_root": str(tmp_path)}, dataset="mmar")
+    assert res.stats.get("dropped", {}) == {} and res.stats["notes"] == {"item:blank_choices_not_options": 1}
+    (it,) = res.items
+    assert [o["text"] for o in it["options"]] == ["Entered", "Did not enter"] and it["answer_label"] == "A"
+    assert it["published"] == {"choices": ["Entered", "Did not enter", ""], "answer": "Entered"}
+    from lalmbench.scoring.official import score_official
+
+    per, summary = score_official({"scorer": "mmau_string_match"}, [it], ["The person entered."])
+    assert per["official_score"].tolist() == [1.0] and summary["n_official"] == 1

@@ -7,8 +7,8 @@ import pytest
 
 from lalmbench.core.io import InputError
 from lalmbench.scoring import official
-from lalmbench.scoring.official import (air_bench_chat_scores, first_or_penultimate_letter, official_spec,
-                                        sakura_judgement, score_official, string_match)
+from lalmbench.scoring.official import first_or_penultimate_letter, official_spec, score_official, string_match
+from lalmbench.scoring.official_judge import air_bench_chat_scores, sakura_judgement
 
 
 def mcq(id_, texts, gold, **meta):
@@ -63,14 +63,31 @@ def test_first_or_penultimate_letter(text, letter):
     assert first_or_penultimate_letter(text) == letter
 
 
-def test_mmsu_drops_unreadable_replies_from_the_denominator():
+def test_mmsu_drops_unreadable_replies_and_carries_the_last_letter_over_empty_ones():
     items = [mcq(str(i), ["yes", "no", "maybe", "never"], "no") for i in range(6)]
     raw = ["B", "A", "The answer is B.", "no, definitely", "", None]
     got, s = scores("mmsu_accuracy", items, raw)
-    # B right, A wrong, penultimate B right, "no, definitely" unreadable -> out, "" wrong, None -> out
-    assert got == [1.0, 0.0, 1.0, None, 0.0, None]
-    assert s["value_official"] == 0.5 and s["n_official"] == 4
+    # B right, A wrong, penultimate B right, "no, definitely" unreadable -> out, "" takes the last
+    # readable letter (B: right), None -> out
+    assert got == [1.0, 0.0, 1.0, None, 1.0, None]
+    assert s["value_official"] == 0.75 and s["n_official"] == 4
     assert s["official_excluded"] == {"no output": 1, "wrong format": 1}
+
+
+def test_mmsu_carried_letter_follows_record_order_and_the_2026_script_resets_it():
+    items = [mcq("1", ["yes", "no"], "no"), mcq("2", ["yes", "no"], "yes"), mcq("3", ["yes", "no"], "no"),
+             mcq("4", ["yes", "no"], "no"), mcq("5", ["yes", "no"], "no")]
+    raw = ["B", "  ", "zzz", "None", None]
+    per, _ = score_official({"scorer": "mmsu_accuracy"}, items, raw)
+    # item 2's blank reply is read as B (wrong there: its answer is A); neither an unreadable reply
+    # nor a null changes the carried letter, so item 4's "None" is read as B too
+    assert per["official_score"].tolist()[:2] == [1.0, 0.0] and per["official_score"][3] == 1.0
+    assert list(per["official_pred"][[1, 3]]) == ["B", "B"]
+    assert "carried" in per["official_reason"][1]
+    reordered, _ = score_official({"scorer": "mmsu_accuracy"}, items[1:2] + items[:1], [raw[1], raw[0]])
+    assert reordered["official_score"][0] == 0.0 and "script stops" in reordered["official_reason"][0]
+    reset, _ = score_official({"scorer": "mmsu_accuracy", "carry_letter": False}, items, raw)
+    assert [None if math.isnan(x) else x for x in reset["official_score"]] == [1.0, 0.0, None, 0.0, None]
 
 
 def test_mmsu_compares_choice_text_so_a_duplicate_text_is_credited():

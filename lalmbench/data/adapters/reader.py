@@ -254,19 +254,24 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
         question = str(question)
         # choices
         cspec = cols.get("choices")
+        published: list | None = None      # the choices as the file lists them (blank ones included)
         if cspec == "embedded":
             question, choices = split_embedded(question)
         elif isinstance(cspec, list):
             choices = [str(rec.get(c)).strip() for c in cspec if not _blank(rec.get(c))]
+            published = [_plain(rec.get(c)) for c in cspec]
+            while published and _blank(published[-1]):
+                published.pop()
         else:
             choices = [str(c) for c in _as_list(_field(rec, cspec))]
+            published = [_plain(c) for c in _as_list(_field(rec, cspec))]
         kind = _kind_of(rec, spec, choices)
         answer = _field(rec, cols.get("answer"))
         refs_raw = _field(rec, cols.get("references")) if cols.get("references") else None
         refs = [str(x).strip() for x in _as_list(refs_raw if refs_raw is not None else answer) if not _blank(x)]
         if kind == "open" and spec.get("binary_choices") and refs and \
                 all(r.lower() in [b.lower() for b in spec["binary_choices"]] for r in refs):
-            kind, choices = "mcq", list(spec["binary_choices"])
+            kind, choices, published = "mcq", list(spec["binary_choices"]), None
         if spec.get("answer_from") == "majority" and refs:
             top = Counter(r.lower() for r in refs).most_common()
             if len(top) > 1 and top[0][1] == top[1][1]:
@@ -287,9 +292,14 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
         meta.setdefault("source", spec.get("source", spec.get("preset", "import")))
         item = {"id": rid, "task": "import", "dataset": dataset, "question": question, "meta": meta}
         if kind == "mcq":
-            if any(c.strip() == "" for c in choices) or len(choices) < 2:
+            # a blank choice (MMAR's ['Entered', 'Did not enter', '']) is no option to our parser; the
+            # official rules still see the list as published (item["published"])
+            if sum(c.strip() != "" for c in choices) < 2:
                 dropped["item:too_few_choices"] += 1
                 continue
+            if any(c.strip() == "" for c in choices):
+                notes["item:blank_choices_not_options"] += 1
+                choices = [c for c in choices if c.strip()]
             stripped = [c.strip() for c in choices]
             if len(set(stripped)) != len(stripped):
                 if dup_policy == "skip":
@@ -310,6 +320,7 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
                         answer_label=labels[gi], answer_text=choices[gi].strip(), references=[])
             if spec.get("group_by"):
                 item["references"] = refs
+            _keep_published(item, published, a if answer_fmt == "text" and published is not None else None)
         elif kind == "open":
             a = answer[0] if isinstance(answer, list) and answer else answer
             a = None if _blank(a) else str(a).strip()
@@ -338,6 +349,16 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     if notes:
         stats["notes"] = dict(notes)
     return Adapted(clips=clips, events=empty_events(), items=items, stats=stats)
+
+
+def _keep_published(item: dict, choices: list | None, answer: Any) -> None:
+    """``item["published"] = {choices, answer}`` when the file's choices or answer differ from the
+    options and gold text (a blank, duplicate or padded choice, a padded answer): the official
+    rules read the record as the benchmark's script does, by position and exact text."""
+    texts = [o["text"] for o in item["options"]]
+    shown = item["answer_text"] if answer is None else _plain(answer)
+    if (choices is not None and choices != texts) or shown != item["answer_text"]:
+        item["published"] = {"choices": texts if choices is None else choices, "answer": shown}
 
 
 def _load(path: Path, spec: dict, pattern: str | None) -> list[dict]:

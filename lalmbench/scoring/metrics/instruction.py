@@ -73,7 +73,9 @@ def _letters(text: str, keep_space: bool) -> str:
 
 
 def _sections(text: str, n: float, splitter: str) -> bool:
-    parts = re.split(rf"\s*{re.escape(splitter)}\s*", text.strip()) if splitter else [text.strip()]
+    """Non-empty parts between ``splitter``s; an empty splitter splits between every character, as
+    MMAU-Pro's ``re.split`` does."""
+    parts = re.split(rf"\s*{re.escape(splitter)}\s*", text.strip())
     return len([s for s in parts if s.strip()]) == n
 
 
