@@ -339,3 +339,17 @@ def test_list_valued_category_scores_in_its_plain_breakdown_group(tmp_path):
     preds = [{"id": it["id"], "raw_output": it["answer_label"]} for it in items]
     decisions, _ = score_mcq(items, pd.DataFrame(preds), {})
     assert decisions["meta_category"].tolist() == ["Reasoning", "Reasoning"]
+
+
+def test_only_imported_outputs_scored_reads_no_audio_folder(tmp_path):
+    """audio_needed: false (the workflow sets it when no model hears the dataset): no audio_root, or one
+    that does not exist, and items whose files are absent are all kept, their paths as written."""
+    src = DATA / "mmau" / "mmau-test-mini-sample.json"
+    recs = json.loads(src.read_text())
+    for params in ({}, {"audio_root": str(tmp_path / "never-downloaded")}):
+        res = adapt("mmau", {"items": str(src), "audio_needed": False, **params}, dataset="mmau")
+        assert len(res.items) == len(recs) and not res.stats["dropped"]
+        assert res.stats["audio"].startswith("not read: only imported outputs")
+    assert res.items[0]["audio_path"] == str(tmp_path / "never-downloaded" / recs[0]["audio_id"][2:])
+    with pytest.raises(InputError, match=r"params.audio_root is not set"):
+        adapt("mmau", {"items": str(src)}, dataset="mmau")
