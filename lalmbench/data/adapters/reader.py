@@ -4,7 +4,9 @@ A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged 
 ``params``) says where each field lives; no benchmark has its own code path. Spec keys:
 
   format:   auto | json | jsonl | csv | tsv | parquet | arrow (folders: save_to_disk or shards)
-  pattern:  glob of the shards to read inside a folder (e.g. ``mmsu/*.parquet``)
+  pattern:  glob (or list of globs) of the benchmark's own files inside a folder (e.g. ``mmsu/*.parquet``);
+            a folder is read only through it, so other tables kept there (a model's outputs) are never
+            read as questions; a folder without one is refused, naming the tables it holds
   group_by: [columns] -- several rows are one item (Clotho-AQA's three annotators, AudioCaps' five
             captions); every other column becomes the list of its rows' values
   variants: [{name, question, answer, choices?}] -- one row holds several items (SAKURA's single-
@@ -354,7 +356,7 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     return Adapted(clips=clips, events=empty_events(), items=items, stats=stats)
 
 
-def _load(path: Path, spec: dict, pattern: str | None) -> list[dict]:
+def _load(path: Path, spec: dict, pattern: str | list[str] | None) -> list[dict]:
     """The records; read from a folder, each file's records carry ``_shard`` (its name without the
     ``-00000-of-00001`` part) and, with ``track_from_folder``, ``track`` (its folder's name)."""
     fmt = str(spec.get("format", "auto"))
@@ -362,11 +364,17 @@ def _load(path: Path, spec: dict, pattern: str | None) -> list[dict]:
         recs = load_records(path, fmt=fmt)
         files = [(path, recs)]
     else:
-        files = []
-        globs = [pattern] if pattern else ["**/*.parquet", "**/*.arrow", "**/*.jsonl", "**/*.json"]
         if (path / "state.json").is_file():
             return load_records(path)
-        found = sorted({f for g in globs for f in path.glob(g) if f.is_file() and ".cache" not in f.parts})
+        if not pattern:
+            tables = _files(path, TABLE_GLOBS)
+            raise InputError(f"{path}: params.items is a folder, and {spec.get('preset', 'this dataset')!r} names no "
+                             f"file pattern to find the benchmark's own files in it (it holds "
+                             f"{', '.join(str(f.relative_to(path)) for f in tables[:8]) or 'no table'}"
+                             f"{', ...' if len(tables) > 8 else ''}); set params.items to the question file, or "
+                             f"params.pattern to a glob of them")
+        globs = as_list(pattern)
+        found = _files(path, globs)
         if not found:
             raise InputError(f"{path}: no question files matching {globs} in this folder")
         files = [(f, load_records(f, fmt=fmt)) for f in found]
@@ -379,6 +387,14 @@ def _load(path: Path, spec: dict, pattern: str | None) -> list[dict]:
                 r["track"] = f.parent.name
             out.append(r)
     return out
+
+
+#: the tables a folder may hold (named when a folder without a pattern is refused)
+TABLE_GLOBS = ["**/*.parquet", "**/*.arrow", "**/*.jsonl", "**/*.json", "**/*.csv", "**/*.tsv"]
+
+
+def _files(path: Path, globs: list[str]) -> list[Path]:
+    return sorted({f for g in globs for f in path.glob(g) if f.is_file() and ".cache" not in f.parts})
 
 
 def _missing(spec: dict, dataset: str, key: str):
