@@ -13,7 +13,9 @@ prediction row's ``extra`` as ``own_item``), so they are compared with our items
   benchmark's official rule score each output against the item it was made on.
 
 Texts are compared with runs of whitespace collapsed; case and punctuation count (a corrected typo
-is another version). An answer matches when it is the item's answer text or its label.
+is another version). A question field that holds the whole prompt the output was made with (Audio
+Flamingo 3's TACoBeLAL outputs) matches when our question is inside it. An answer matches when it is
+the item's answer text or its label.
 """
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ def differences(own: Mapping[str, Any], item: Mapping[str, Any]) -> list[str]:
     """The fields (of :data:`FIELDS`) in which the item an output was made on differs from ``item``;
     a field the output does not carry is not compared."""
     out = []
-    if "question" in own and _norm(own["question"]) != _norm(item.get("question") or ""):
+    ours = _norm(item.get("question") or "")
+    if "question" in own and _norm(own["question"]) != ours and not (ours and ours in _norm(own["question"])):
         out.append("question")
     texts = [_norm(o.get("text", "")) for o in item.get("options") or []]
     if "choices" in own and [_norm(c) for c in _choices(own)] != texts:

@@ -67,3 +67,25 @@ def test_an_outputs_own_item_replaces_ours_only_when_asked():
                        "n_own_item_unusable": 0}
     plain = preds.drop(columns="extra")
     assert for_run(items, plain) == (items, {}, {})
+
+
+def test_real_released_outputs_match_the_items_they_answer():
+    """TACoBeLAL's published outputs carry the question and a gold letter: Qwen2-Audio's the question
+    itself, Audio Flamingo 3's the whole prompt around it (ids are paths). Both match our items; a
+    reworded question is caught."""
+    from pathlib import Path
+
+    from lalmbench.core.io import read_jsonl
+    from lalmbench.models.imported import read_imported
+
+    data = Path(__file__).resolve().parents[1] / "data" / "imported"
+    items = read_jsonl(data / "tacobelal_safety_items.jsonl")
+    qwen = read_imported(data / "qwen2_audio_raw_model_outputs.jsonl")
+    af3 = read_imported(data / "af3_raw_model_outputs_5.jsonl", id_pattern=r"/\d{6}_([^/]*)\.mp3$")
+    assert qwen.item_columns == af3.item_columns == {"question": "question", "answer": "gt_answer"}
+    for f, n in ((qwen, 100), (af3, 5)):
+        s = compare(f.own_items, items, f.outputs)
+        assert (s["outputs"], s["compared"], s["differ"], s["not_in_items"]) == (n, n, 0, 0) and flag(s) is None
+    items[0] = dict(items[0], question=items[0]["question"].replace("energetic", "enthusiastic"))
+    assert flag(compare(af3.own_items, items, af3.outputs)) == (
+        "1 of 5 outputs were made on a different version of the item: question 1")
