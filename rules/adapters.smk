@@ -23,7 +23,7 @@ rule adapt_dataset:
         dataset=one_of(REAL_DATASETS),
     params:
         py=lambda w: env_python("core"),
-        cfg=lambda w: canonical(dataset_cfg(w.dataset)),
+        cfg=lambda w: canonical(adapt_cfg(w.dataset)),
     conda:
         conda_file("core")
     resources:

@@ -6,6 +6,7 @@ rule build_browser:
     input:
         env_ready("core"),
         decisions="results/tables/decisions.parquet",
+        flags="results/tables/flags.tsv",
         tasks=browser_tasks(),
     output:
         html="results/browser/index.html",
@@ -20,5 +21,5 @@ rule build_browser:
     resources:
         mem_mb=4000,
     shell:
-        "{params.py:q} scripts/browser_build.py --decisions {input.decisions} --html {output.html} "
+        "{params.py:q} scripts/browser_build.py --decisions {input.decisions} --flags {input.flags} --html {output.html} "
         "--data {output.data} --options-json {params.options:q} {input.tasks} > {log} 2>&1"

@@ -10,7 +10,8 @@ sys.path.insert(0, str(BASE))  # the lalmbench package, importable without insta
 
 from lalmbench.data import adapters
 from lalmbench.workflow import rulegrid
-from lalmbench.workflow.config import ConfigError, canonical, check_study_size, iter_runs, model_max_error_rate, run_hash, validate_config
+from lalmbench.workflow.config import (ConfigError, canonical, check_study_size, imported_skips, iter_runs,
+                                      model_max_error_rate, run_hash, validate_config)
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.models import imported
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
@@ -74,6 +75,21 @@ def task_cfg(task):
 
 def dataset_cfg(dataset):
     return config["datasets"][dataset]
+
+
+def dataset_needs_audio(dataset):
+    """Whether anything hears the dataset's audio: a model that reads audio runs one of its tasks, or a
+    mixture is made from its clips. When only imported outputs are scored on it, its adapter reads no
+    audio folder (``audio_needed: false``)."""
+    return (any(imported.needs_audio(model_cfg(r.model)) for r in RUNS if r.dataset == dataset)
+            or any((c.get("params") or {}).get("from") == dataset for c in config["datasets"].values()
+                   if c["adapter"] == "mix"))
+
+
+def adapt_cfg(dataset):
+    """Rule adapt_dataset's config of a dataset: its entry, plus ``audio_needed: false`` when nothing hears it."""
+    cfg = dataset_cfg(dataset)
+    return cfg if dataset_needs_audio(dataset) else {**cfg, "audio_needed": False}
 
 
 def adapter_user_files(ds_cfg):
@@ -231,11 +247,26 @@ def slice_spec(kind):
     return lambda w: canonical(list(spec(w)))
 
 
+def model_slice(model, spec):
+    """The plan's slice of one of the model's specs: without audio for a model that reads none."""
+    return slice_from_spec(model, spec, audio=imported.needs_audio(model_cfg(model)))
+
+
+def audio_manifest(w):
+    """The task's decoded-audio manifest, for a model that hears audio (imported outputs need none)."""
+    return [manifest_path(w.dataset, w.task)] if imported.needs_audio(model_cfg(w.model)) else []
+
+
+def batch_manifests(dataset, tasks):
+    """The decoded-audio manifests of one model's batched runs (none for imported outputs)."""
+    paths = sorted({manifest_path(dataset, t) for t in tasks})
+    return lambda w: paths if imported.needs_audio(model_cfg(w.model)) else []
+
+
 def infer_inputs(kind, tasks_jsonl):
     """The inputs every infer rule shares (main run and the sweeps' `use rule infer` copies), for slice ``kind``."""
     return dict(fingerprint="results/predictions/{model}/fingerprint.json", generated=generated_summary(kind),
-                tasks_jsonl=tasks_jsonl, manifest="results/audio/{dataset}/{task}.manifest.json",
-                prompt=prompt_path("{prompt}"))
+                tasks_jsonl=tasks_jsonl, manifest=audio_manifest, prompt=prompt_path("{prompt}"))
 
 
 def infer_params(kind):
@@ -249,7 +280,7 @@ def unit_specs_of(model, unit):
 
 
 def generate_inputs(w):
-    slices = [slice_from_spec(w.model, s) for s in unit_specs_of(w.model, w.unit)]
+    slices = [model_slice(w.model, s) for s in unit_specs_of(w.model, w.unit)]
     files = {"imported": str(imported.predictions_path(model_cfg(w.model)))} \
         if model_cfg(w.model)["backend"] == imported.BACKEND else {}
     return {"env": env_ready(model_env(w)), "fingerprint": fingerprint_path(w.model), **files, **slice_inputs(slices)}
@@ -264,7 +295,7 @@ def generated_summary(kind):
 
     def summary(w):
         paths = unit_summaries(w.model, w.dataset)
-        if file_is_current(slice_from_spec(w.model, spec(w))):
+        if file_is_current(model_slice(w.model, spec(w))):
             return [ancient(p) for p in paths]
         return paths
     return summary
@@ -337,7 +368,7 @@ def batch_generated(dataset, runs):
     predictions file of the job is current, as generated_summary above gives them to the infer jobs."""
     def summary(w):
         paths = unit_summaries(w.model, dataset)
-        current = all(file_is_current(slice_from_spec(w.model, ("main", dataset, t, c, p, None))) for t, c, p in runs)
+        current = all(file_is_current(model_slice(w.model, ("main", dataset, t, c, p, None))) for t, c, p in runs)
         return [ancient(p) for p in paths] if current else paths
     return summary
 
@@ -362,6 +393,19 @@ def batch_outputs(dataset, runs, path):
 # --- checks -------------------------------------------------------------------------------------
 # published outputs: the same answer whatever the condition, option order or batch size
 IMPORTED_MODELS = {m for m, c in config["models"].items() if c["backend"] == imported.BACKEND}
+# what the config asks of them that needs new outputs: left out, said here and in all.tsv flags
+IMPORTED_SKIPS = imported_skips(config)
+if workflow.is_main_process:
+    for _m, _note in IMPORTED_SKIPS.items():
+        print(f"model {_m}: {_note}", file=sys.stderr)
+# each imported model's file against each dataset's items it is scored on (rule item_version_check)
+ITEM_VERSION_CHECKS = sorted({f"results/checks/item_versions/{r.model}/{r.dataset}.json" for r in RUNS
+                              if r.model in IMPORTED_MODELS})
+
+
+def model_dataset_items(w):
+    """The task items of the dataset the model runs (rule item_version_check)."""
+    return sorted({items_path(r.dataset, r.task) for r in RUNS if r.model == w.model and r.dataset == w.dataset})
 FLOOR_BACKENDS = {"random", "text-overlap", imported.BACKEND}  # never read audio: a listening check would always flag them
 ABLATION_CONDITIONS = ("silence", "noise", "shuffled", "no-audio")
 

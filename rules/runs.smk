@@ -13,7 +13,7 @@ for _i, (_ds, _models, _runs) in enumerate(rulegrid.batched_runs(RUNS, BATCHED_T
             fingerprint="results/predictions/{model}/fingerprint.json",
             generated=batch_generated(_ds, _runs),
             tasks_jsonl=sorted({items_path(_ds, t) for t, _, _ in _runs}),
-            manifests=sorted({manifest_path(_ds, t) for t, _, _ in _runs}),
+            manifests=batch_manifests(_ds, [t for t, _, _ in _runs]),
             prompts=sorted({prompt_path(p) for _, _, p in _runs}),
         output:
             predictions=batch_outputs(_ds, _runs, "results/predictions/{run}.parquet"),

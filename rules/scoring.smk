@@ -76,6 +76,27 @@ rule listening_check:
         "--settings-json {params.settings:q} --out {output} > {log} 2>&1"
 
 
+rule item_version_check:
+    input:
+        env_ready("core"),
+        imported=lambda w: str(imported.predictions_path(model_cfg(w.model))),
+        tasks_jsonl=model_dataset_items,
+    output:
+        "results/checks/item_versions/{model}/{dataset}.json",
+    log:
+        f"{LOGS}/item_version_check/{{model}}/{{dataset}}.log",
+    wildcard_constraints:
+        model=one_of(IMPORTED_MODELS),
+    params:
+        py=env_python("core"),
+        model=lambda w: canonical(model_cfg(w.model)),
+    conda:
+        conda_file("core")
+    shell:
+        "{params.py:q} scripts/check_item_versions.py --model {wildcards.model} --dataset {wildcards.dataset} "
+        "--model-json {params.model:q} --out {output} {input.tasks_jsonl} > {log} 2>&1"
+
+
 rule agreement:
     input:
         env_ready("core"),
@@ -99,6 +120,7 @@ rule aggregate:
         metrics=lambda w: [f"results/scores/{r.key}/metrics.json" for r in RUNS] + SWEEP_METRICS,
         checks=[f"results/checks/listening/{m}.json" for m in listening_models()],
         task_stats=sorted({f"results/tasks/{r.dataset}/{r.task}.stats.json" for r in RUNS}),
+        item_versions=ITEM_VERSION_CHECKS,
     output:
         table="results/all.tsv",
         flags=in_report("results/tables/flags.tsv", "Checks", "Flags", "flags"),
@@ -106,9 +128,10 @@ rule aggregate:
         f"{LOGS}/aggregate.log",
     params:
         py=env_python("core"),
+        notes=canonical(IMPORTED_SKIPS),
     conda:
         conda_file("core")
     shell:
         "{params.py:q} scripts/aggregate.py --out {output.table} --flags {output.flags} --checks {input.checks} "
-        "--task-stats {input.task_stats} "
+        "--task-stats {input.task_stats} --item-versions {input.item_versions} --model-notes-json {params.notes:q} "
         "-- {input.metrics} > {log} 2>&1"

@@ -11,6 +11,7 @@ from lalmbench.inference import generate
 from lalmbench.inference.cache import cache_file, cache_files
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import slice_from_spec
+from lalmbench.models.imported import needs_audio
 from lalmbench.core.progress import setup_logging
 from lalmbench.tracking import open_tracker
 from lalmbench.tracking.jobs import generate_params, generate_summary
@@ -29,7 +30,7 @@ p.add_argument("--tracking-json", default="", help="tracking settings (config tr
 a = p.parse_args()
 setup_logging()
 cfg = json.loads(a.model_json)
-slices = [slice_from_spec(a.model, s) for s in json.loads(a.specs_json)]
+slices = [slice_from_spec(a.model, s, audio=needs_audio(cfg)) for s in json.loads(a.specs_json)]
 fp = model_fingerprint(cfg)
 shard = tuple(int(x) for x in a.shard.split("/"))
 t0 = time.perf_counter()

@@ -8,6 +8,7 @@ from lalmbench.inference import materialize
 from lalmbench.inference.cache import cache_files
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import slice_from_spec
+from lalmbench.models.imported import needs_audio
 from lalmbench.core.progress import setup_logging
 
 p = argparse.ArgumentParser(description=__doc__)
@@ -20,7 +21,7 @@ p.add_argument("--sample-rate", type=int, default=16000)
 a = p.parse_args()
 setup_logging()
 cfg = json.loads(a.model_json)
-sl = slice_from_spec(a.model, json.loads(a.spec_json))
+sl = slice_from_spec(a.model, json.loads(a.spec_json), audio=needs_audio(cfg))
 if sl.out != a.out:
     raise SystemExit(f"slice {sl.out} does not match --out {a.out}")
 df = materialize(sl, model_cfg=cfg, cache_path=cache_files(a.cache_root, a.model, model_fingerprint(cfg)),

@@ -1,6 +1,8 @@
 """Imported outputs through the real Snakefile: scored like a model, labels hidden by default,
 a missing output counted as an item error, and an edited file regenerating its predictions."""
 import json
+import random
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -45,3 +47,91 @@ def test_imported_outputs_run_through_the_workflow(tmp_path):
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     jobs = planned_jobs(snakemake(wd, "--configfile=imported.yaml", "-n", "results/all.tsv").stdout)
     assert {"generate_core", "infer", "score"} <= {j["rule"] for j in jobs}
+
+
+ROOT_DATA = Path(__file__).resolve().parent / "data" / "imported"
+
+
+def _drifted_items(released: list[dict]) -> tuple[list[dict], dict[str, str], list[str]]:
+    """Today's file made from the revision the outputs were made on: a seeded few questions reworded,
+    wrong choices renamed and answers moved to another choice, some ids dropped. Returns (items,
+    id -> the field changed, dropped ids)."""
+    rng = random.Random(29)
+    order = rng.sample(range(len(released)), len(released))
+    dropped = [released[i]["id"] for i in order[:4]]
+    edits = {released[i]["id"]: f for i, f in zip(order[4:11], ["question"] * 2 + ["choices"] * 3 + ["answer"] * 2)}
+    today = []
+    for rec in released:
+        if rec["id"] in dropped:
+            continue
+        rec = json.loads(json.dumps(rec))
+        field = edits.get(rec["id"])
+        if field == "question":
+            rec["question"] += " Listen closely."
+        elif field == "choices":  # a wrong choice renamed: the answer stays among them
+            k = next(k for k, c in enumerate(rec["choices"]) if c != rec["answer"])
+            rec["choices"][k] += " (revised)"
+        elif field == "answer":
+            rec["answer"] = next(c for c in rec["choices"] if c != rec["answer"])
+        today.append(rec)
+    return today, edits, dropped
+
+
+@pytest.mark.slow
+def test_released_outputs_score_without_audio_and_their_revision_drift_is_flagged(tmp_path):
+    """MMAU test-mini outputs released with their question/choices/answer, scored with no audio folder
+    at all: today's file differs from theirs (seeded drift), which all.tsv, flags.tsv, the browser and
+    the run's decisions say with exact counts; items_from: predictions scores them on their own items."""
+    released = json.loads((ROOT_DATA / "mmau_test_mini_24.json").read_text())
+    today, edits, dropped = _drifted_items(released)
+    wd = copy_workflow(tmp_path)
+    (wd / "data").mkdir()
+    (wd / "data" / "mmau-test-mini.json").write_text(json.dumps(today))
+    # MMAU's released layout: the item fields plus the model's free-text answer; one answer is wrong
+    wrong = next(r for r in released if r["id"] not in edits and r["id"] not in dropped)
+    outputs = [dict(r, model_prediction=r["answer"] if r is not wrong else r["choices"][r["choices"].index(r["answer"]) - 1])
+               for r in released]
+    (wd / "data" / "released.jsonl").write_text("".join(json.dumps(r) + "\n" for r in outputs))
+    entry = {"backend": "imported", "max_error_rate": 0.0,
+             "params": {"predictions": "data/released.jsonl", "columns": {"raw_output": "model_prediction"}}}
+    config = {"seed": 0, "scale": 1, "run_jobs": "per-dataset",
+              "datasets": {"mmau": {"adapter": "mmau", "params": {"items": "data/mmau-test-mini.json"}}},
+              "tasks": {"mmau": {"dataset": "mmau", "family": "import"}},
+              "models": {"released": entry,
+                         "released-own": {**entry, "params": {**entry["params"], "items_from": "predictions"}}},
+              "conditions": ["audio", "silence"], "prompts": ["mcq-default"]}
+    (wd / "released.yaml").write_text(yaml.safe_dump(config))
+
+    plan = snakemake(wd, "--configfile=released.yaml", "-n", "results/all.tsv", "results/browser/data.js")
+    rules = {j["rule"] for j in planned_jobs(plan.stdout)}
+    assert "cache_audio" not in rules and "item_version_check" in rules
+    skipped = ("imported outputs: not run (each needs new outputs made on this run's audio or options): "
+               "condition silence, the listening check")
+    assert f"model released: {skipped}" in plan.stderr
+    snakemake(wd, "--configfile=released.yaml", "results/all.tsv", "results/browser/data.js")
+    assert not (wd / "results" / "audio").exists()
+    stats = json.loads((wd / "results" / "data" / "mmau" / "adapt.stats.json").read_text())
+    assert stats["audio"].startswith("not read: only imported outputs") and not stats["dropped"]
+
+    drift = "7 of 24 outputs were made on a different version of the item: question 2, choices 3, answer 2; " \
+            "4 ids not in the items"
+    table = pd.read_csv(wd / "results" / "all.tsv", sep="\t")
+    acc = table.query("metric == 'accuracy'").set_index("model")
+    assert acc["condition"].tolist() == ["audio", "audio"] and acc["n"].tolist() == [20, 20]
+    assert acc.loc["released", "flags"] == f"{drift}; {skipped}"
+    assert acc.loc["released-own", "flags"] == (f"{drift}; scored against the outputs' own items "
+                                                f"(items_from: predictions); {skipped}")
+    # against today's items the two moved answers are wrong too; against their own, only the wrong output
+    assert acc.loc["released", ["value", "value_official"]].tolist() == [17 / 20, 17 / 20]
+    assert acc.loc["released-own", ["value", "value_official"]].tolist() == [19 / 20, 19 / 20]
+    flags = pd.read_csv(wd / "results" / "tables" / "flags.tsv", sep="\t")
+    assert set(flags["model"]) == {"released", "released-own"} and flags["flags"].str.startswith(drift).all()
+
+    dec = pd.read_parquet(wd / "results" / "scores" / "released" / "mmau" / "mmau" / "audio" / "mcq-default"
+                          / "decisions.parquet").set_index("id")
+    assert dec["item_version_differs"].dropna().to_dict() == edits
+    browser = json.loads((wd / "results" / "browser" / "data.js").read_text()
+                         .removeprefix("window.LALM_BROWSER = ").rstrip().rstrip(";"))
+    col = browser["pred_fields"].index("item_version_differs")
+    assert sum(p[col] is not None for p in browser["preds"]) == 2 * 7
+    assert {f["model"]: f["flags"] for f in browser["flags"]}["released"] == f"{drift}; {skipped}"

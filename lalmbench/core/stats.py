@@ -20,6 +20,7 @@ module only fixes the conventions the tables use:
 """
 from __future__ import annotations
 
+import json
 import math
 from itertools import combinations
 from typing import Callable, Sequence
@@ -260,19 +261,47 @@ def bin_numeric(values: pd.Series, n_bins: int = 4) -> pd.Series:
     return labels
 
 
+def _is_list(v) -> bool:
+    return isinstance(v, (list, tuple, np.ndarray)) or (isinstance(v, str) and v.startswith("[") and v.endswith("]"))
+
+
+def _elements(v) -> list:
+    """A breakdown cell's groups: a list-valued field (a list, or the JSON list text a decisions file
+    holds for one, e.g. ``["Reasoning", "Perception"]``) gives one group per element; anything else one."""
+    if isinstance(v, str) and v.startswith("[") and v.endswith("]"):
+        try:
+            parsed = json.loads(v)
+        except ValueError:
+            return [v]
+        return parsed if isinstance(parsed, list) and parsed else [v]
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return list(v) if len(v) else [None]
+    return [v]
+
+
+def explode_lists(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    """``df`` with one row per element of each list-valued cell of ``cols``: an item whose MMAU-style
+    category is ``["A", "B"]`` counts in group A and in group B (``["A"]`` is simply A)."""
+    for c in cols:
+        if df[c].map(_is_list).any():
+            df = df.assign(**{c: df[c].map(_elements)}).explode(c)
+    return df
+
+
 def breakdown(decisions: pd.DataFrame, by: str | Sequence[str], *, correct_col: str = "correct",
               chance_col: str | None = "chance", alpha: float = 0.05, n_bins: int = 4) -> pd.DataFrame:
     """Accuracy per group of ``by`` with Wilson intervals and p-value against the group's chance.
 
     ``chance_col`` holds each item's chance level (1 / n_options); the group chance is its mean.
     Numeric fields with more than ``n_bins`` distinct values are grouped in quantile bins.
-    Items whose group value is missing form their own group labelled ``<missing>``.
+    Items whose group value is missing form their own group labelled ``<missing>``. A list-valued
+    field groups by element (:func:`explode_lists`): an item counts in the group of each of its values.
     """
     keys = [by] if isinstance(by, str) else list(by)
     missing = [k for k in keys + [correct_col] if k not in decisions.columns]
     if missing:
         raise KeyError(f"breakdown: column(s) {missing} not in decisions (have {list(decisions.columns)})")
-    df = decisions.copy()
+    df = explode_lists(decisions.copy(), keys)
     for k in keys:
         col = df[k]
         numeric = pd.to_numeric(col, errors="coerce")

@@ -26,7 +26,7 @@ from lalmbench.data.audio import item_audio_paths, load_audio
 from lalmbench.inference.conditions import apply_condition, clip_seed_id, join_clips
 from lalmbench.inference.cache import PredictionCache
 from lalmbench.inference.fingerprint import model_fingerprint
-from lalmbench.inference.slices import PreparedSlice, Slice, prepare, slice_name, sources
+from lalmbench.inference.slices import PreparedSlice, Slice, hears_audio, prepare, slice_name, sources
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
 from lalmbench.scoring.parse import parse_answer
 from lalmbench.core.progress import ProgressLog
@@ -74,11 +74,12 @@ def multi_audio_settings(model: Model) -> tuple[bool, float]:
 
 def build_input(it: dict, *, condition: str, template: str, sample_rate: int, seed: int,
                 audio_source: dict[str, str | list[str]] | None = None, multi_audio: bool = False,
-                gap_s: float = MULTI_AUDIO_GAP_S) -> ModelInput:
+                gap_s: float = MULTI_AUDIO_GAP_S, hears: bool = True) -> ModelInput:
     """The model's input for one item. Several clips go to a ``multi_audio`` model as ``audios``
-    (``audio`` = the first); any other model gets them joined with ``gap_s`` of silence."""
+    (``audio`` = the first); any other model gets them joined with ``gap_s`` of silence. ``hears``
+    False (a model that reads no audio: imported outputs): no audio file is opened."""
     audio = audios = None
-    if condition != "no-audio":
+    if condition != "no-audio" and hears:
         paths = sources(it, audio_source)
         if not paths:
             raise io.InputError(f"item {it['id']!r}: no audio_path")
@@ -95,10 +96,11 @@ def build_input(it: dict, *, condition: str, template: str, sample_rate: int, se
                       task=it.get("task", ""), meta=it.get("meta", {}), audios=audios)
 
 
-def multi_audio_record(it: dict, *, condition: str, multi_audio: bool, gap_s: float) -> dict | None:
+def multi_audio_record(it: dict, *, condition: str, multi_audio: bool, gap_s: float,
+                       hears: bool = True) -> dict | None:
     """How a multi-clip item reached the model (kept in the prediction row's ``extra``), or None."""
     n = len(item_audio_paths(it))
-    if n < 2 or condition == "no-audio":
+    if n < 2 or condition == "no-audio" or not hears:
         return None
     return ({"clips": n, "rendering": "separate"} if multi_audio
             else {"clips": n, "rendering": "concatenated", "gap_s": gap_s})
@@ -116,15 +118,17 @@ def _run_batch(model: Model, inputs: list[ModelInput]) -> tuple[list[ModelOutput
 
 
 def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: str, sample_rate: int, seed: int,
-                audio_source: dict[str, str] | None) -> list[dict]:
-    """One batch -> one row per item (raw output or error, tokens, latency), failures retried alone."""
+                audio_source: dict[str, str] | None, hears: bool = True) -> list[dict]:
+    """One batch -> one row per item (raw output or error, tokens, latency), failures retried alone.
+    ``hears`` False: the model reads no audio (imported outputs), so none is loaded."""
     inputs: list[ModelInput | None] = []
     errors: dict[int, str] = {}
     multi, gap_s = multi_audio_settings(model)
     for k, it in enumerate(chunk):
         try:
             inputs.append(build_input(it, condition=condition, template=template, sample_rate=sample_rate,
-                                      seed=seed, audio_source=audio_source, multi_audio=multi, gap_s=gap_s))
+                                      seed=seed, audio_source=audio_source, multi_audio=multi, gap_s=gap_s,
+                                      hears=hears))
         except Exception as exc:  # unreadable audio etc.: an item error, not a crashed job
             errors[k] = f"{type(exc).__name__}: {exc}"
             inputs.append(None)
@@ -143,7 +147,7 @@ def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: st
         raw, raw_fix = safe_text(o.raw_output)
         err, err_fix = safe_text(o.error)
         extra = dict(getattr(o, "extra", None) or {})
-        clips = multi_audio_record(it, condition=condition, multi_audio=multi, gap_s=gap_s)
+        clips = multi_audio_record(it, condition=condition, multi_audio=multi, gap_s=gap_s, hears=hears)
         if clips:
             extra["multi_audio"] = clips
         if raw_fix or err_fix:
@@ -251,14 +255,14 @@ def _serve(model: Model, p: PreparedSlice, todo: list[tuple[dict, str]], cache: 
            model_cfg: dict, sample_rate: int, seed: int, progress: ProgressLog) -> None:
     sl = p.slice
     batch_size = int(sl.variant.get("batch_size", model_cfg.get("batch_size", 1)))
-    if sl.condition != "no-audio":  # length-sorted batches: less padding, same results per item
+    if hears_audio(sl):  # length-sorted batches: less padding, same results per item
         todo = sorted(todo, key=lambda t: (sum(map(_duration, item_audio_paths(t[0]))), t[0]["id"]))
     log.info("%s: generating %d of %d items (batch size %d)", slice_name(sl), len(todo), len(p.items), batch_size)
     stamp = {**common, "batch_size": batch_size, "condition": sl.condition, "prompt": sl.prompt}
     for start in range(0, len(todo), batch_size):
         chunk = todo[start:start + batch_size]
         rows = infer_chunk(model, [it for it, _ in chunk], condition=sl.condition, template=p.template,
-                           sample_rate=sample_rate, seed=seed, audio_source=p.audio_source)
+                           sample_rate=sample_rate, seed=seed, audio_source=p.audio_source, hears=sl.audio)
         cache.append({**r, **stamp, "key": k} for r, (_, k) in zip(rows, chunk))
         judged, correct = _judge(chunk, rows) if progress.tracker else (0, 0)
         progress.update(len(chunk), latency_s=sum(r["latency_s"] for r in rows), judged=judged, correct=correct)

@@ -44,9 +44,10 @@ def determinism_predictions_path(run, batch_size: int) -> str:
     return f"results/sweeps/determinism/predictions/{run.key}/bs{batch_size}.parquet"
 
 
-def _slice(run, items: str, out: str, variant: dict | None = None) -> Slice:
+def _slice(run, items: str, out: str, variant: dict | None = None, audio: bool = True) -> Slice:
     return Slice(items=items, condition=run.condition, prompt=run.prompt, template=template_path(run.prompt), out=out,
-                 manifest=manifest_path(run.dataset, run.task), variant=dict(variant or {}))
+                 manifest=manifest_path(run.dataset, run.task) if audio else None, variant=dict(variant or {}),
+                 audio=audio)
 
 
 #: a slice in one short list (jobs get hundreds: the whole plan must fit one command-line argument)
@@ -68,15 +69,19 @@ def model_specs(model: str, runs: Iterable, circular: tuple[Sequence, int | None
             + [spec("determinism", r, int(bs)) for r in d_runs if r.model == model for bs in sizes])
 
 
-def slice_from_spec(model: str, spec: Sequence) -> Slice:
+def slice_from_spec(model: str, spec: Sequence, *, audio: bool = True) -> Slice:
+    """The slice of a spec; ``audio=False`` for a model that never hears audio (imported outputs,
+    :func:`lalmbench.models.imported.needs_audio`): it then has no decoded-audio manifest, so its
+    jobs depend on no audio file."""
     kind, dataset, task, condition, prompt, arg = spec
     run = Run(model, dataset, task, condition, prompt)
     if kind == "main":
-        return _slice(run, items_path(dataset, task), predictions_path(run))
+        return _slice(run, items_path(dataset, task), predictions_path(run), audio=audio)
     if kind == "circular":
-        return _slice(run, circular_items_path(dataset, task, arg), circular_predictions_path(run, arg))
+        return _slice(run, circular_items_path(dataset, task, arg), circular_predictions_path(run, arg), audio=audio)
     if kind == "determinism":
-        return _slice(run, items_path(dataset, task), determinism_predictions_path(run, arg), {"batch_size": int(arg)})
+        return _slice(run, items_path(dataset, task), determinism_predictions_path(run, arg), {"batch_size": int(arg)},
+                      audio=audio)
     raise ValueError(f"unknown slice kind {kind!r} (main, circular, determinism)")
 
 

@@ -28,6 +28,8 @@ class Slice:
     out: str            # predictions parquet this slice becomes
     manifest: str | None = None  # decoded-audio cache of the task (rule cache_audio)
     variant: dict = field(default_factory=dict)  # e.g. {"batch_size": 8}: a deliberate re-generation
+    #: False for a model that never hears audio (imported outputs): no audio file is read, digested or decoded
+    audio: bool = True
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Slice":
@@ -108,16 +110,21 @@ def prepare(sl: Slice, *, model_fp: str, seed: int, sample_rate: int) -> Prepare
         files = manifest["files"]
         digests = {files[p]: d for p, d in manifest.get("sha1", {}).items() if p in files}
         items = [_redirect(it, files) for it in items]
-    audio_source = _shuffled(items, seed) if sl.condition == "shuffled" else None
+    audio_source = _shuffled(items, seed) if sl.condition == "shuffled" and sl.audio else None
     template = prompts.load_template(sl.template)
     keys, memo = [], {}
     for it in items:
         digest = None
-        if sl.condition != "no-audio":
+        if hears_audio(sl):
             digest = _audio_digest(sources(it, audio_source), digests, memo)
         keys.append(item_key(model_fp=model_fp, condition=sl.condition, prompt_text=prompts.render(template, it),
                              item=it, audio_digest=digest, sample_rate=sample_rate, variant=sl.variant))
     return PreparedSlice(sl, items, keys, template, audio_source)
+
+
+def hears_audio(sl: Slice) -> bool:
+    """Whether the slice's model gets audio: not under ``no-audio``, never for a model that reads none."""
+    return sl.audio and sl.condition != "no-audio"
 
 
 def slice_name(sl: Slice) -> str:

@@ -1,7 +1,7 @@
 """All metrics.json -> results/all.tsv: one row per run x metric, sorted, byte-stable."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import pandas as pd
 
@@ -70,7 +70,13 @@ def task_flags(stats_paths: Iterable[str]) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: Iterable[str] = ()) -> pd.DataFrame:
+def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: Iterable[str] = (),
+                item_versions: Iterable[str] = (), model_notes: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """all.tsv from metrics files; ``flags`` gathers each run's own, its task's (items left out at
+    source), its model's (listening check; ``model_notes``: what was not run for it) and, for imported
+    outputs, its (model, dataset)'s item-version check."""
+    from lalmbench.checks.item_versions import item_version_flags
+
     rows = []
     for p in paths:
         m = io.read_json(p)
@@ -80,9 +86,12 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: It
         rows += metrics_rows(m)
     by_model = model_flags(checks)
     by_task = task_flags(task_stats)
+    by_version = item_version_flags(item_versions)
+    notes = {m: [n] for m, n in (model_notes or {}).items()}
     for r in rows:
         r["flags"] = FLAG_SEP.join(r["flags"] + by_task.get((r["dataset"], r["task"]), [])
-                                   + by_model.get(r["model"], []))
+                                   + by_version.get((r["model"], r["dataset"]), [])
+                                   + by_model.get(r["model"], []) + notes.get(r["model"], []))
     df = pd.DataFrame(rows, columns=COLUMNS)
     dup = df.duplicated(KEYS, keep=False)
     if dup.any():
@@ -101,8 +110,9 @@ def flags_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
-                  flags_out: str | None = None, task_stats: Iterable[str] = ()) -> pd.DataFrame:
-    df = build_table(paths, checks, task_stats)
+                  flags_out: str | None = None, task_stats: Iterable[str] = (), item_versions: Iterable[str] = (),
+                  model_notes: Mapping[str, str] | None = None) -> pd.DataFrame:
+    df = build_table(paths, checks, task_stats, item_versions, model_notes)
     io.write_tsv(out, df)
     if flags_out:
         io.write_tsv(flags_out, flags_table(df))

@@ -60,13 +60,13 @@ _SCALARS = {str, bool, int, float, type(None)}
 
 
 def _meta_value(v: Any) -> Any:
-    """A meta value as one decisions cell: a list of plain values is joined with '; ' (MMAU stores some
-    categories as ``["Reasoning"]``, which must fall in the group ``Reasoning``), anything else nested
-    is JSON."""
+    """A meta value as one decisions cell: a one-element list is its element (MMAU stores some categories
+    as ``["Reasoning"]``, which must fall in the group ``Reasoning``); anything else nested is JSON, so a
+    longer list stays a list that breakdowns group by element (lalmbench.core.stats.explode_lists)."""
     if v is None or isinstance(v, (str, bool, int, float)):
         return v
-    if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
-        return "; ".join(map(str, v))
+    if isinstance(v, list) and len(v) == 1 and isinstance(v[0], (str, int, float)) and not isinstance(v[0], bool):
+        return str(v[0])
     return json.dumps(v, sort_keys=True, default=str)
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.core.io import InputError
+from lalmbench.core.stats import explode_lists
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the official judge prompts (kept apart from our judge prompts: their replies are read differently)
@@ -459,7 +460,8 @@ def _with_meta(decisions: pd.DataFrame, items: list[dict], fields: Sequence[str 
 def paper_breakdown(decisions: pd.DataFrame, fields: Sequence[str | Sequence[str]]) -> list[dict]:
     """Ours and the official value per group of each breakdown field, as the paper's table groups
     them (MMAU: category; MMAR: modality, category; SAKURA: [track, hop] crossed). A field is an
-    item meta key, or a list of keys crossed; groups keep the source's labels. An item the official
+    item meta key, or a list of keys crossed; groups keep the source's labels, and a list-valued field
+    groups by element (an item with ``["A", "B"]`` counts in A and in B). An item the official
     rule left out counts in ``n`` but not in ``n_official``."""
     ours_col = next((c for c in OURS_COLUMNS if c in decisions.columns), None)
     rows = []
@@ -472,7 +474,7 @@ def paper_breakdown(decisions: pd.DataFrame, fields: Sequence[str | Sequence[str
         ours = decisions[ours_col].astype(float) if ours_col else pd.Series(math.nan, index=decisions.index)
         if ours_col == "verdict":  # a failed judgement counts as not correct in our judged value
             ours = ours.fillna(0.0)
-        d = decisions.assign(_ours=ours)
+        d = explode_lists(decisions.assign(_ours=ours), cols)
         for key, g in d.groupby([d[c].astype(str) for c in cols], sort=True):
             key = key if isinstance(key, tuple) else (key,)
             off = g["official_score"].dropna()

@@ -26,11 +26,19 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     ``official_cfg`` (the dataset's official rule for this task, :mod:`lalmbench.scoring.official`)
     adds ``value_official`` beside ``value`` and the per-item official columns; ``score_inputs`` (the
     digest of what the run is scored from) goes into the decisions file's metadata."""
+    from lalmbench.scoring import item_versions
     from lalmbench.scoring.mcq import score_mcq
 
     items = io.read_jsonl(items_path)
     preds = io.read_parquet(predictions_path)
+    # imported outputs that carry the item they were made on: compared with ours, scored on theirs if asked
+    items, differs, versions = item_versions.for_run(items, preds)
     decisions, metrics = score_mcq(items, preds, parser_cfg)
+    if versions:
+        decisions["item_version_differs"] = decisions["id"].astype(str).map(differs)
+        metrics = {**metrics, **versions}
+        log.info("outputs made on a different version of their item: %d of %d%s", len(differs), len(items),
+                 f"; scored against their own items: {versions['n_own_items']}" if "n_own_items" in versions else "")
     if judge_cfg:
         decisions, judged = _judge(decisions, items, judge_cfg, judge_model)
         metrics = {**metrics, **judged}
@@ -94,13 +102,14 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
     from lalmbench.inference.fingerprint import model_fingerprint
     from lalmbench.inference.materialize import is_current, materialize
     from lalmbench.inference.plan import slice_from_spec
+    from lalmbench.models.imported import needs_audio
 
     fp = model_fingerprint(model_cfg)
     cache = cache_files(cache_root, model, fp)
     dataset, runs = batch["dataset"], batch["runs"]
     counts = {"materialised": 0, "predictions_current": 0, "scored": 0, "scores_current": 0}
     for i, (task, condition, prompt, run_hash, name) in enumerate(runs, 1):
-        sl = slice_from_spec(model, ("main", dataset, task, condition, prompt, None))
+        sl = slice_from_spec(model, ("main", dataset, task, condition, prompt, None), audio=needs_audio(model_cfg))
         decisions, metrics = scores_paths(Run(model, dataset, task, condition, prompt).key)
         if is_current(sl, fp):
             os.utime(sl.out)

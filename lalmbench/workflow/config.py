@@ -170,6 +170,27 @@ def check_model_task_kinds(cfg: dict) -> list[str]:
     return sorted(problems)
 
 
+def check_audio_roots(cfg: dict) -> list[str]:
+    """A benchmark preset whose items name audio files needs ``params.audio_root`` as soon as a model
+    that hears audio runs one of its tasks; imported outputs are scored without it (no job of theirs
+    reads audio)."""
+    from lalmbench.data.adapters.benchmarks import is_preset, preset
+    from lalmbench.models.imported import needs_audio
+
+    problems = []
+    for name, d in cfg["datasets"].items():
+        params = d.get("params") or {}
+        if not is_preset(d["adapter"]) or d["adapter"] == "questions" or params.get("audio_root"):
+            continue
+        if preset(d["adapter"], params).get("embedded_audio"):
+            continue
+        hearing = sorted({r.model for r in iter_runs(cfg) if r.dataset == name and needs_audio(cfg["models"][r.model])})
+        if hearing:
+            problems.append(f"datasets.{name}.params: 'audio_root' is required: model(s) {', '.join(hearing)} hear its "
+                            f"audio (only imported outputs, backend: imported, are scored without it)")
+    return problems
+
+
 def _reason(error: Any) -> str:
     """A bound's reason (the key's schema description) after an out-of-bounds message."""
     description = error.schema.get("description") if isinstance(error.schema, dict) else None
@@ -293,6 +314,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
             problems.append(f"{name!r}: names may not contain '/' (they become path components)")
     if not problems:        # the runs are only known once every name resolves
         problems += check_model_task_kinds(cfg)
+        problems += check_audio_roots(cfg)
     if problems:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(problems))
     resolve_reasoners(cfg["models"])
@@ -370,18 +392,62 @@ def check_study_size(cfg: dict) -> dict[str, int]:
     return size
 
 
+#: conditions that change the audio a model hears: imported outputs were made without them
+ALTERED_AUDIO = ("silence", "noise", "shuffled")
+
+
+def _conditions(cfg: dict, model: str) -> list[str]:
+    m = cfg["models"][model]
+    return list(m.get("conditions") or cfg["conditions"])
+
+
 def iter_runs(cfg: dict) -> Iterator[Run]:
     """Every (model, task, condition, prompt) the config asks for, in a stable order. Prompts: the
-    task's list, else the model's, else the top-level one."""
+    task's list, else the model's, else the top-level one. Imported outputs run under no condition
+    that alters audio (:func:`imported_skips` says so)."""
+    from lalmbench.models.imported import needs_audio
+
     for model in sorted(cfg["models"]):
         m = cfg["models"][model]
         tasks = m.get("tasks") or sorted(cfg["tasks"])
         for task in sorted(tasks):
             if model not in cfg["tasks"][task].get("models", [model]):
                 continue
-            for cond in m.get("conditions") or cfg["conditions"]:
+            for cond in _conditions(cfg, model):
+                if cond in ALTERED_AUDIO and not needs_audio(m):
+                    continue
                 for prompt in cfg["tasks"][task].get("prompts") or m.get("prompts") or cfg["prompts"]:
                     yield Run(model, cfg["tasks"][task]["dataset"], task, cond, prompt)
+
+
+def imported_skips(cfg: dict) -> dict[str, str]:
+    """model -> the note that says what the config asks of an imported model that is not done: the
+    conditions that alter audio, the listening check and the sweeps that re-ask the model (each needs
+    new outputs; a published answer cannot change). Printed when the workflow plans and carried in
+    results/all.tsv ``flags``; only what the config actually asked for is named."""
+    from lalmbench.models.imported import needs_audio
+
+    checks = (cfg.get("checks") or {}).get("listening") or {}
+    sweeps = cfg.get("sweeps") or {}
+    out = {}
+    for model in sorted(cfg["models"]):
+        if needs_audio(cfg["models"][model]):
+            continue
+        conds = _conditions(cfg, model)
+        skipped = []
+        if altered := [c for c in conds if c in ALTERED_AUDIO]:
+            skipped.append(("condition " if len(altered) == 1 else "conditions ") + " and ".join(altered))
+        if checks.get("enabled", True) and checks.get("reference", "audio") in conds and \
+                any(c != checks.get("reference", "audio") for c in conds):
+            skipped.append("the listening check")
+        for name in ("circular", "determinism"):
+            spec = sweeps.get(name) or {}
+            if spec and (not spec.get("models") or model in spec["models"]):
+                skipped.append(f"the {name} sweep")
+        if skipped:
+            out[model] = ("imported outputs: not run (each needs new outputs made on this run's audio or options): "
+                          + ", ".join(skipped))
+    return out
 
 
 def run_hash(cfg: dict, run: Run, prompt_text: str) -> str:

@@ -43,8 +43,9 @@ def test_data_rows_links_and_truncation(tmp_path):
     assert data["items"][1]["audio"] is None
     assert data["runs"] == [{"model": "m", "condition": "audio", "prompt": "p"},
                             {"model": "n", "condition": "audio", "prompt": "p"}]
-    assert data["preds"][0] == [0, 0, "B</script>", "B", "exact-label", "correct", None, None]
-    assert data["preds"][1] == [0, 1, None, None, "error", "unparseable", None, None]
+    assert data["preds"][0] == [0, 0, "B</script>", "B", "exact-label", "correct", None, None, None, None]
+    assert data["preds"][1] == [0, 1, None, None, "error", "unparseable", None, None, None, None]
+    assert data["flags"] == []
     assert data["preds"][2][2] == "x" * 20 + " [... cut: 50 characters in all]"
 
 
@@ -53,10 +54,26 @@ def test_official_disagreements_and_every_clip_reach_the_page(tmp_path):
     items[0]["audio_paths"] = ["results/data/clips/Santa Motor.wav", "results/data/clips/b.wav"]
     dec = dec.assign(official_score=[0.0, 1.0, None], official_disagrees=[True, False, False])
     data = browser_data(items, dec, root=tmp_path, page_dir=tmp_path / "results" / "browser")
-    assert data["pred_fields"][-2:] == ["official_score", "official_disagrees"]
-    assert data["preds"][0][-2:] == [0.0, True] and data["preds"][2][-2:] == [1.0, False]
+    assert data["pred_fields"][6:8] == ["official_score", "official_disagrees"]
+    assert data["preds"][0][6:8] == [0.0, True] and data["preds"][2][6:8] == [1.0, False]
     assert data["items"][0]["audios"] == ["../data/clips/Santa%20Motor.wav", "../data/clips/b.wav"]
     assert "official-disagrees" in (Path(__file__).parents[2] / "lalmbench/report/browser/index.html").read_text()
+
+
+def test_outputs_made_on_another_item_version_and_run_flags_reach_the_page(tmp_path):
+    """Imported outputs made on another revision of an item: the row names what differs and the gold it
+    was scored against; the runs' flags (results/tables/flags.tsv) come with the page."""
+    items, dec = _setup(tmp_path)
+    dec = dec.assign(item_version_differs=["choices, answer", None, None], gold_label=["A", "A", "B"])
+    flags = pd.DataFrame([{"model": "m", "dataset": "d", "task": "t", "condition": "audio", "prompt": "p",
+                           "flags": "1 of 2 outputs were made on a different version of the item: choices 1, answer 1"}])
+    data = browser_data(items, dec, root=tmp_path, page_dir=tmp_path, flags=flags)
+    f = {name: i for i, name in enumerate(data["pred_fields"])}
+    assert [(p[f["item_version_differs"]], p[f["gold_label"]]) for p in data["preds"]] == \
+        [("choices, answer", "A"), (None, "B"), (None, "A")]
+    assert data["flags"] == flags.to_dict("records")
+    page = (Path(__file__).parents[2] / "lalmbench/report/browser/index.html").read_text()
+    assert "item-version-differs" in page and "D.flags" in page
 
 
 def test_unknown_item_is_an_error(tmp_path):

@@ -76,3 +76,34 @@ def test_task_flags_name_what_the_adapter_left_out(tmp_path):
     io.write_json(tmp_path / "clean.stats.json", {"dropped": {}})
     assert task_flags([str(p), str(tmp_path / "clean.stats.json")]) == {
         ("mmar", "mmar"): ["items left out at source: 3 (answer_not_in_choices=2, missing_audio=1)"]}
+
+
+def test_audio_root_is_required_only_when_a_model_hears_the_audio():
+    """Released outputs are scored with no audio folder; a model that listens needs one, said before any job."""
+    released = {"backend": "imported", "params": {"predictions": "released.jsonl"}}
+    cfg = _cfg(models={"released": released}, tasks={"mmau": {"dataset": "mini", "family": "import"}})
+    del cfg["datasets"]["mini"]["params"]["audio_root"]
+    del cfg["datasets"]["pro"]
+    validate_config(copy.deepcopy(cfg), SCHEMA, ROOT)
+    cfg["models"]["qwen"] = {"backend": "hf", "model_id": "Qwen/Qwen2-Audio-7B-Instruct", "family": "qwen2_audio"}
+    with pytest.raises(ConfigError, match=r"datasets.mini.params: 'audio_root' is required: model\(s\) qwen hear its "
+                                          r"audio \(only imported outputs, backend: imported, are scored without it\)"):
+        validate_config(cfg, SCHEMA, ROOT)
+
+
+def test_imported_outputs_skip_what_needs_new_outputs_and_say_so():
+    from lalmbench.workflow.config import imported_skips, iter_runs
+
+    released = {"backend": "imported", "params": {"predictions": "released.jsonl"}}
+    cfg = _cfg(models={"released": released, "own": dict(released, conditions=["audio", "no-audio"]),
+                       "qwen": {"backend": "hf", "model_id": "Qwen/Qwen2-Audio-7B-Instruct", "family": "qwen2_audio"}},
+               tasks={"mmau": {"dataset": "mini", "family": "import"}})
+    cfg.update(conditions=["audio", "silence", "noise"], sweeps={"circular": {"k": 2, "models": ["released"]}})
+    validate_config(cfg, SCHEMA, ROOT)
+    runs = {(r.model, r.condition) for r in iter_runs(cfg)}
+    assert runs == {("released", "audio"), ("own", "audio"), ("own", "no-audio"), ("qwen", "audio"),
+                    ("qwen", "silence"), ("qwen", "noise")}
+    lead = "imported outputs: not run (each needs new outputs made on this run's audio or options): "
+    assert imported_skips(cfg) == {
+        "released": lead + "conditions silence and noise, the listening check, the circular sweep",
+        "own": lead + "the listening check"}

@@ -359,3 +359,48 @@ def test_mmar_blank_choice_item_is_kept_with_the_published_list_for_the_official
 
     per, summary = score_official({"scorer": "mmau_string_match"}, [it], ["The person entered."])
     assert per["official_score"].tolist() == [1.0] and summary["n_official"] == 1
+
+
+def test_mmar_meta_jsonl_as_the_repository_ships_it_reads_like_the_json(tmp_path):
+    recs = json.loads((DATA / "mmar" / "MMAR-meta.json").read_text())
+    repo = tmp_path / "MMAR"
+    repo.mkdir()
+    (repo / "MMAR-meta.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    _touch(tmp_path, [r["audio_path"] for r in recs])
+    for items in (repo / "MMAR-meta.jsonl", repo):     # the file, or the repository's folder
+        res = adapt("mmar", {"items": str(items), "audio_root": str(tmp_path)}, dataset="mmar")
+        assert [it["id"] for it in res.items] == ["0", "1", "3"]
+
+
+def test_a_folder_is_read_through_the_benchmarks_own_file_names(tmp_path):
+    """A user's outputs kept beside the question file are never read as questions; a preset with no
+    file pattern refuses a folder, naming what it holds."""
+    src = DATA / "mmau" / "mmau-test-mini-sample.json"
+    recs = json.loads(src.read_text())
+    folder = tmp_path / "MMAU"
+    folder.mkdir()
+    (folder / "mmau-test-mini.json").write_text(src.read_text())
+    (folder / "qwen2-audio-outputs.jsonl").write_text(json.dumps({"id": "x", "model_prediction": "A"}) + "\n")
+    _touch(tmp_path, [r["audio_id"] for r in recs])
+    res = adapt("mmau", {"items": str(folder), "audio_root": str(tmp_path)}, dataset="mmau")
+    assert len(res.items) == len(recs) and not res.stats["dropped"]
+    (folder / "test.csv").write_text("audiocap_id,youtube_id,start_time,caption\n")
+    with pytest.raises(InputError, match=r"MMAU: params.items is a folder, and 'audiocaps' names no file pattern to "
+                                         r"find the benchmark's own files in it \(it holds mmau-test-mini.json, "
+                                         r"qwen2-audio-outputs.jsonl, test.csv\); set params.items to the question "
+                                         r"file, or params.pattern"):
+        adapt("audiocaps", {"items": str(folder), "audio_root": str(tmp_path)}, dataset="ac")
+
+
+def test_only_imported_outputs_scored_reads_no_audio_folder(tmp_path):
+    """audio_needed: false (the workflow sets it when no model hears the dataset): no audio_root, or one
+    that does not exist, and items whose files are absent are all kept, their paths as written."""
+    src = DATA / "mmau" / "mmau-test-mini-sample.json"
+    recs = json.loads(src.read_text())
+    for params in ({}, {"audio_root": str(tmp_path / "never-downloaded")}):
+        res = adapt("mmau", {"items": str(src), "audio_needed": False, **params}, dataset="mmau")
+        assert len(res.items) == len(recs) and not res.stats["dropped"]
+        assert res.stats["audio"].startswith("not read: only imported outputs")
+    assert res.items[0]["audio_path"] == str(tmp_path / "never-downloaded" / recs[0]["audio_id"][2:])
+    with pytest.raises(InputError, match=r"params.audio_root is not set"):
+        adapt("mmau", {"items": str(src)}, dataset="mmau")

@@ -113,3 +113,42 @@ def test_the_files_content_is_part_of_the_fingerprint_and_labels_are_not(tmp_pat
     assert model_fingerprint(_entry(f)) != before
     with pytest.raises(InputError, match=r"params.predictions: file not found: .*missing.jsonl"):
         model_fingerprint(_entry(tmp_path / "missing.jsonl"))
+
+
+def test_imported_slices_read_no_audio_even_when_every_file_is_missing(tmp_path, monkeypatch):
+    """An imported model's generate job serves items whose audio files do not exist, under the audio
+    condition, and its slice names no decoded-audio manifest (no job of it waits for cache_audio)."""
+    from lalmbench.inference.model_job import generate
+    from lalmbench.inference.plan import slice_from_spec
+
+    monkeypatch.chdir(tmp_path)
+    Path("results/tasks/d").mkdir(parents=True)
+    Path("results/tasks/d/t.jsonl").write_text("".join(
+        json.dumps(dict(_item(i), audio_path=f"absent/{i}.wav")) + "\n" for i in ("a", "b")))
+    Path("resources/prompts").mkdir(parents=True)
+    Path("resources/prompts/mcq-default.txt").write_text("{question}\n{options}")
+    Path("out.jsonl").write_text('{"id": "a", "pred": "True"}\n{"id": "b", "pred": "False"}\n')
+    spec = ("main", "d", "t", "audio", "mcq-default", None)
+    assert slice_from_spec("m", spec).manifest == "results/audio/d/t.manifest.json"
+    sl = slice_from_spec("m", spec, audio=False)
+    assert sl.manifest is None and not sl.audio
+    summary = generate(model_name="m", model_cfg=_entry("out.jsonl"), slices=[sl], cache_path="cache.jsonl")
+    assert (summary["slices"][0]["generated"], summary["slices"][0]["errors"]) == (2, 0)
+
+
+def test_the_item_each_output_was_made_on_rides_with_it(tmp_path):
+    """MMAU's released layout carries question, choices and answer; TACoBeLAL's the question and a gold
+    letter (gt_answer): each output's own item goes into its prediction row's extra."""
+    f = tmp_path / "mmau.jsonl"
+    f.write_text(json.dumps({"id": "a", "question": "Which?", "choices": ["dog", "cat"], "answer": "cat",
+                             "model_prediction": "cat"}) + "\n")
+    entry = _entry(f, columns={"raw_output": "model_prediction"})
+    (row,) = _serve(entry, [_item("a")])
+    assert json.loads(row["extra"]) == {"own_item": {"question": "Which?", "choices": ["dog", "cat"], "answer": "cat"}}
+    (row,) = _serve(_entry(QWEN), [_item("87594.mp3__safety_presence")])
+    assert json.loads(row["extra"])["own_item"] == {
+        "question": 'Is this event in the audio: "An energetic round of applause by the audience."?', "answer": "A"}
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame({"id": ["a"], "answer": ["cat"]}).to_csv(plain, index=False)   # 'answer' is the output here
+    (row,) = _serve(_entry(plain, columns={"raw_output": "answer"}), [_item("a")])
+    assert row["extra"] is None

@@ -162,3 +162,22 @@ def test_min_detectable_difference_by_hand():
     assert math.isnan(min_detectable_difference(100, 0.0))
     t = paired_comparisons(pd.DataFrame({"a": [True] * 60 + [False] * 40, "b": [True] * 40 + [False] * 60}))
     assert t["min_detectable_diff"].iloc[0] == pytest.approx(min_detectable_difference(100, 0.2))
+
+
+def test_list_valued_fields_group_by_element():
+    """MMAU stores some categories as lists: ["Reasoning"] is the group Reasoning, and an item with two
+    values counts in both groups (in our breakdown and in the paper's table beside the official rule)."""
+    from lalmbench.scoring.mcq import score_mcq
+    from lalmbench.scoring.official import paper_breakdown
+
+    opts = [{"label": "A", "text": "x"}, {"label": "B", "text": "y"}]
+    cats = [["Reasoning"], "Reasoning", ["Reasoning", "Perception"], "Perception"]
+    items = [{"id": f"i{k}", "options": opts, "answer_label": "A", "meta": {"category": c}} for k, c in enumerate(cats)]
+    dec, _ = score_mcq(items, pd.DataFrame({"id": [it["id"] for it in items], "raw_output": ["A", "B", "A", "A"]}), {})
+    assert dec["meta_category"].tolist()[:2] == ["Reasoning", "Reasoning"]
+    b = breakdown(dec, "meta_category").set_index("meta_category")
+    assert b.loc["Reasoning", ["n", "k"]].tolist() == [3, 2] and b.loc["Perception", ["n", "k"]].tolist() == [2, 2]
+    assert "['Reasoning']" not in b.index and len(b) == 2
+    paper = paper_breakdown(dec.assign(official_score=dec["correct"].astype(float)), ["category"])
+    assert [(r["group"], r["n"], r["value_official"]) for r in paper] == [("Perception", 2, 1.0),
+                                                                          ("Reasoning", 3, 2 / 3)]

@@ -4,7 +4,9 @@ A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged 
 ``params``) says where each field lives; no benchmark has its own code path. Spec keys:
 
   format:   auto | json | jsonl | csv | tsv | parquet | arrow (folders: save_to_disk or shards)
-  pattern:  glob of the shards to read inside a folder (e.g. ``mmsu/*.parquet``)
+  pattern:  glob (or list of globs) of the benchmark's own files inside a folder (e.g. ``mmsu/*.parquet``);
+            a folder is read only through it, so other tables kept there (a model's outputs) are never
+            read as questions; a folder without one is refused, naming the tables it holds
   group_by: [columns] -- several rows are one item (Clotho-AQA's three annotators, AudioCaps' five
             captions); every other column becomes the list of its rows' values
   variants: [{name, question, answer, choices?}] -- one row holds several items (SAKURA's single-
@@ -22,6 +24,9 @@ A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged 
             open items; kind_otherwise: the kind of the rest (default: mcq with choices, else open)
   binary_choices: [yes, no] -- an open item whose references are all among these becomes MCQ
   question_default, source, duplicate_choices: merge | skip, open_ended: keep | skip
+  audio_needed: false -- set by the workflow when only imported outputs are scored on the dataset:
+            audio paths are kept as written (joined to ``audio_root`` when it is set), never checked,
+            and ``audio_root`` may be unset
 
 Problems with one item (missing answer, answer not among its choices, duplicate choices under
 ``skip``, missing audio, duplicate id, no majority answer) leave that item out with a counted
@@ -43,6 +48,10 @@ from lalmbench.data.adapters import Adapted, empty_events
 from lalmbench.data.adapters.common import audio_checks, clips_frame, require_dir, resolve_audio
 from lalmbench.data.adapters.tables import load_records, resolve_items_path, write_embedded
 from lalmbench.core.items import option_labels
+
+#: adapt stats when no model that hears audio runs the dataset (``audio_needed: false``)
+AUDIO_NOT_READ = ("not read: only imported outputs are scored on this dataset; audio paths kept as written, "
+                  "not checked")
 
 # "(a) dog (b) crow" / "(A) dog" / "A. dog" style option markers inside a question text
 _EMBEDDED = re.compile(r"\(([A-Za-z])\)\s*")
@@ -72,7 +81,7 @@ def _field(rec: dict, spec: Any) -> Any:
     return rec.get(s)
 
 
-def _as_list(v: Any) -> list:
+def as_list(v: Any) -> list:
     """A list-valued field as a list: JSON text like ``'["a", "b"]'`` parsed; numpy arrays converted."""
     if v is None:
         return []
@@ -189,7 +198,7 @@ def _group(records: list[dict], keys: list[str], path: Path) -> list[dict]:
 
 def _variants(records: list[dict], variants: list[dict], pick: Any) -> list[dict]:
     names = [v["name"] for v in variants]
-    chosen = names if pick in (None, "both", "all") else _as_list(pick)
+    chosen = names if pick in (None, "both", "all") else as_list(pick)
     bad = [c for c in chosen if c not in names]
     if bad:
         raise ValueError(f"variant {bad} unknown (known: {', '.join(names)}, both)")
@@ -210,8 +219,13 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     audio_root = spec.get("audio_root")
     cols = dict(spec.get("columns") or {})
     # without it, only items whose audio is embedded are usable (others name the missing key)
-    root = require_dir(audio_root, dataset=dataset, key="audio_root", what="the folder the audio paths are "
-                       "relative to", how=spec.get("how", "")) if audio_root else None
+    if not audio_root:
+        root = None
+    elif spec.get("audio_needed", True) is False:   # named, but nothing will read it
+        root = Path(audio_root)
+    else:
+        root = require_dir(audio_root, dataset=dataset, key="audio_root", what="the folder the audio paths are "
+                           "relative to", how=spec.get("how", ""))
     pattern = spec.get("pattern")
     if spec.get("subset") and path.is_dir() and not pattern:     # VoiceBench: <subset>/<split>-NNNNN-of-NNNNN.parquet
         pattern = f"{spec['subset']}/{spec['split']}-*.parquet" if spec.get("split") else f"{spec['subset']}/**/*.parquet"
@@ -263,12 +277,12 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
             while published and _blank(published[-1]):
                 published.pop()
         else:
-            choices = [str(c) for c in _as_list(_field(rec, cspec))]
-            published = [_plain(c) for c in _as_list(_field(rec, cspec))]
+            choices = [str(c) for c in as_list(_field(rec, cspec))]
+            published = [_plain(c) for c in as_list(_field(rec, cspec))]
         kind = _kind_of(rec, spec, choices)
         answer = _field(rec, cols.get("answer"))
         refs_raw = _field(rec, cols.get("references")) if cols.get("references") else None
-        refs = [str(x).strip() for x in _as_list(refs_raw if refs_raw is not None else answer) if not _blank(x)]
+        refs = [str(x).strip() for x in as_list(refs_raw if refs_raw is not None else answer) if not _blank(x)]
         if kind == "open" and spec.get("binary_choices") and refs and \
                 all(r.lower() in [b.lower() for b in spec["binary_choices"]] for r in refs):
             kind, choices, published = "mcq", list(spec["binary_choices"]), None
@@ -348,6 +362,8 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
              "dropped": {k: v for k, v in sorted(dropped.items()) if v}}
     if notes:
         stats["notes"] = dict(notes)
+    if spec.get("audio_needed", True) is False:
+        stats["audio"] = AUDIO_NOT_READ
     return Adapted(clips=clips, events=empty_events(), items=items, stats=stats)
 
 
@@ -361,7 +377,7 @@ def _keep_published(item: dict, choices: list | None, answer: Any) -> None:
         item["published"] = {"choices": texts if choices is None else choices, "answer": shown}
 
 
-def _load(path: Path, spec: dict, pattern: str | None) -> list[dict]:
+def _load(path: Path, spec: dict, pattern: str | list[str] | None) -> list[dict]:
     """The records; read from a folder, each file's records carry ``_shard`` (its name without the
     ``-00000-of-00001`` part) and, with ``track_from_folder``, ``track`` (its folder's name)."""
     fmt = str(spec.get("format", "auto"))
@@ -369,11 +385,17 @@ def _load(path: Path, spec: dict, pattern: str | None) -> list[dict]:
         recs = load_records(path, fmt=fmt)
         files = [(path, recs)]
     else:
-        files = []
-        globs = [pattern] if pattern else ["**/*.parquet", "**/*.arrow", "**/*.jsonl", "**/*.json"]
         if (path / "state.json").is_file():
             return load_records(path)
-        found = sorted({f for g in globs for f in path.glob(g) if f.is_file() and ".cache" not in f.parts})
+        if not pattern:
+            tables = _files(path, TABLE_GLOBS)
+            raise InputError(f"{path}: params.items is a folder, and {spec.get('preset', 'this dataset')!r} names no "
+                             f"file pattern to find the benchmark's own files in it (it holds "
+                             f"{', '.join(str(f.relative_to(path)) for f in tables[:8]) or 'no table'}"
+                             f"{', ...' if len(tables) > 8 else ''}); set params.items to the question file, or "
+                             f"params.pattern to a glob of them")
+        globs = as_list(pattern)
+        found = _files(path, globs)
         if not found:
             raise InputError(f"{path}: no question files matching {globs} in this folder")
         files = [(f, load_records(f, fmt=fmt)) for f in found]
@@ -386,6 +408,14 @@ def _load(path: Path, spec: dict, pattern: str | None) -> list[dict]:
                 r["track"] = f.parent.name
             out.append(r)
     return out
+
+
+#: the tables a folder may hold (named when a folder without a pattern is refused)
+TABLE_GLOBS = ["**/*.parquet", "**/*.arrow", "**/*.jsonl", "**/*.json", "**/*.csv", "**/*.tsv"]
+
+
+def _files(path: Path, globs: list[str]) -> list[Path]:
+    return sorted({f for g in globs for f in path.glob(g) if f.is_file() and ".cache" not in f.parts})
 
 
 def _missing(spec: dict, dataset: str, key: str):
@@ -409,7 +439,7 @@ def _kind_of(rec: dict, spec: dict, choices: list[str]) -> str:
     when = spec.get("kind_when") or {}
     for kind in ("instruction", "open"):
         for col, val in (when.get(kind) or {}).items():
-            if str(rec.get(col, "")).strip().lower() in [str(v).lower() for v in _as_list(val)]:
+            if str(rec.get(col, "")).strip().lower() in [str(v).lower() for v in as_list(val)]:
                 return kind
     if spec.get("kind_otherwise"):
         return str(spec["kind_otherwise"])
@@ -440,7 +470,7 @@ def _meta(rec: dict, meta_spec: Any, used: set[str]) -> dict:
             continue
         v = _plain(v)
         if isinstance(v, str) and v.strip().startswith("[") and v.strip().endswith("]"):
-            v = _as_list(v)
+            v = as_list(v)
         out[c] = v
     return out
 
@@ -452,7 +482,7 @@ def _audio_entries(audio: Any, rec: dict, spec: dict, audio_dir: Path) -> list[t
     if isinstance(audio, np.ndarray):
         vals = audio.tolist()
     if isinstance(audio, str) and audio.strip().startswith("["):
-        vals = _as_list(audio)
+        vals = as_list(audio)
     out = []
     for v in vals:
         if isinstance(v, dict) and v.get("bytes"):
@@ -483,6 +513,10 @@ def _resolve(pending: list[dict], root: Path | None, audio_dir: Path, spec: dict
     rels = list(first_row)
     checks = audio_checks(dict(spec, missing_audio=spec.get("missing_audio", "skip")))
     found: dict[str, str] = {}
+    if spec.get("audio_needed", True) is False:  # only imported outputs: nothing reads these files
+        checks["check_exists"] = False
+        if root is None:
+            rels, found = [], {r: r for r in rels}
     if rels:
         if root is None:
             from lalmbench.data.adapters.common import DatasetMissing

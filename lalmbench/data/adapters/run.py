@@ -19,13 +19,17 @@ log = logging.getLogger("lalmbench.data.adapters")
 
 def adapt_dataset_files(cfg: dict, *, dataset: str, clips_path: str, events_path: str, items_path: str,
                         stats_path: str) -> dict:
-    """``cfg`` = {adapter, params} (the dataset's config). Writes all four outputs atomically."""
+    """``cfg`` = {adapter, params} (the dataset's config), with ``audio_needed: false`` when the workflow
+    scores only imported outputs on it (a benchmark preset then reads no audio folder). Writes all four
+    outputs atomically."""
     use_system_pool()
     params = dict(cfg.get("params") or {})
     from lalmbench.data.adapters.benchmarks import is_preset
 
     if is_preset(cfg["adapter"]):       # embedded audio (MMSU, VoiceBench) is written beside the tables
         params.setdefault("embedded_audio_dir", str(Path(clips_path).parent / "audio"))
+        if cfg.get("audio_needed") is False:
+            params["audio_needed"] = False
     res = adapt(cfg["adapter"], params, dataset=dataset)
     clips = res.clips[CLIP_COLUMNS]
     events, collapsed = _clean_text(res.events[EVENT_COLUMNS])

@@ -21,9 +21,11 @@ from lalmbench.core.io import InputError
 
 DATA_VERSION = 1
 #: official_score / official_disagrees: the benchmark's own rule on the same output
-#: (lalmbench.scoring.official) and whether it disagrees with our verdict; null without one
+#: (lalmbench.scoring.official) and whether it disagrees with our verdict; null without one.
+#: item_version_differs: for imported outputs made on another version of the item, the fields that
+#: differ; gold_label: the gold the run was scored against (the outputs' own with items_from: predictions)
 PRED_FIELDS = ["item", "run", "raw_output", "pred_label", "parse_status", "outcome", "official_score",
-               "official_disagrees"]
+               "official_disagrees", "item_version_differs", "gold_label"]
 
 
 def _clean(v):
@@ -45,10 +47,12 @@ def audio_href(audio_path: str | None, *, root: Path, page_dir: Path) -> str | N
 
 
 def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, page_dir: Path,
-                 max_raw_chars: int = 4000, audio_map: dict[str, str] | None = None) -> dict:
+                 max_raw_chars: int = 4000, audio_map: dict[str, str] | None = None,
+                 flags: pd.DataFrame | None = None) -> dict:
     """The page's data: items that some run answered, the runs (model, condition, prompt) and one
     prediction row per (item, run). ``raw_output`` longer than ``max_raw_chars`` is cut with a marker
-    that gives the full length (the full text stays in the predictions parquet)."""
+    that gives the full length (the full text stays in the predictions parquet). ``flags``
+    (results/tables/flags.tsv) go with the page, shown for the runs a selection covers."""
     for col in ("model", "dataset", "task", "condition", "prompt", "id"):
         if col not in decisions.columns:
             raise InputError(f"browser: decisions table lacks column {col!r} (have {list(decisions.columns)})")
@@ -78,6 +82,7 @@ def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, 
 
     raws, preds, stats, outs = col("raw_output"), col("pred_label"), col("parse_status"), col("outcome")
     official, disagrees = col("official_score"), col("official_disagrees")
+    versions, golds = col("item_version_differs"), col("gold_label")
     rows = []
     for i, (k, m, c, p) in enumerate(zip(keys, d["model"].astype(str), d["condition"].astype(str),
                                          d["prompt"].astype(str))):
@@ -86,7 +91,8 @@ def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, 
             raw = raw[:max_raw_chars] + f" [... cut: {len(raw)} characters in all]"
         dis = _clean(disagrees[i])
         rows.append([item_pos[k], run_pos[(m, c, p)], raw, _clean(preds[i]), _clean(stats[i]), _clean(outs[i]),
-                     _clean(official[i]), None if dis is None else bool(dis)])
+                     _clean(official[i]), None if dis is None else bool(dis), _clean(versions[i]) or None,
+                     _clean(golds[i])])
     rows.sort(key=lambda r: (r[0], r[1]))
 
     def item_record(it):
@@ -112,6 +118,8 @@ def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, 
         "items": [item_record(it) for it in kept],
         "pred_fields": PRED_FIELDS,
         "preds": rows,
+        "flags": [] if flags is None else [{k: str(r[k]) for k in ("model", "dataset", "task", "condition", "prompt",
+                                                                  "flags")} for r in flags.to_dict("records")],
     }
 
 
@@ -142,14 +150,18 @@ TEMPLATE = Path(__file__).with_name("index.html")
 
 
 def write_browser(task_files: Sequence[str], decisions_path: str, *, out_html: str, out_data: str,
-                  root: str | Path = ".", max_raw_chars: int = 4000, bundle_audio: bool = False) -> dict:
-    """Read the task items and the stacked decisions, write ``index.html`` + ``data.js`` atomically."""
+                  root: str | Path = ".", max_raw_chars: int = 4000, bundle_audio: bool = False,
+                  flags_path: str | None = None) -> dict:
+    """Read the task items, the stacked decisions and the flagged runs, write ``index.html`` + ``data.js``
+    atomically."""
     items = [it for f in task_files for it in io.read_jsonl(f)]
     decisions = io.read_parquet(decisions_path)
+    flags = pd.read_csv(flags_path, sep="\t", dtype=str, keep_default_na=False) if flags_path else None
     page_dir = Path(out_html).parent
     root = Path(root)
     amap = copy_audio(items, root=root, page_dir=page_dir) if bundle_audio else None
-    data = browser_data(items, decisions, root=root, page_dir=page_dir, max_raw_chars=max_raw_chars, audio_map=amap)
+    data = browser_data(items, decisions, root=root, page_dir=page_dir, max_raw_chars=max_raw_chars, audio_map=amap,
+                        flags=flags)
     # "<\/" is "</" to JS; escaping keeps the payload safe even if someone inlines it in a <script>
     payload = io.dumps_json(data).replace("</", "<\\/")
     io.write_text(out_data, f"window.LALM_BROWSER = {payload};\n")
