@@ -1,5 +1,17 @@
 # Figures drawn from results/all.tsv.
 
+from lalmbench.data.ledger import LEDGER_DIR, load_all as load_ledgers
+from lalmbench.report.published import ledger_targets
+
+# benchmark -> dataset keys: the published-numbers ledgers (lalmbench/data/published/) that name a
+# model of this config, each drawn as published_<benchmark> (docs/published.md)
+PUBLISHED = ledger_targets(load_ledgers(), config["datasets"], config["models"])
+
+
+def published_targets():
+    return [f"results/{kind}/published_{b}.{ext}" for b in PUBLISHED
+            for kind, ext in (("tables", "tsv"), ("figures", "png"), ("figures", "svg"))]
+
 
 rule plot_accuracy:
     input:
@@ -18,3 +30,26 @@ rule plot_accuracy:
     shell:
         "{params.py:q} scripts/plot_accuracy.py --table {input.table} --png {output.png} --svg {output.svg} "
         "> {log} 2>&1"
+
+
+rule published_table:
+    input:
+        env_ready("core"),
+        table="results/all.tsv",
+        ledger=f"{LEDGER_DIR}/{{benchmark}}.yaml",
+    output:
+        tsv=in_report("results/tables/published_{benchmark}.tsv", "Published", "Table", "published"),
+        png=in_report("results/figures/published_{benchmark}.png", "Published", "Figure", "published"),
+        svg="results/figures/published_{benchmark}.svg",
+    wildcard_constraints:
+        benchmark=one_of(PUBLISHED),
+    log:
+        f"{LOGS}/published_table/{{benchmark}}.log",
+    params:
+        py=env_python("core"),
+        datasets=lambda w: " ".join(PUBLISHED[w.benchmark]),
+    conda:
+        conda_file("core")
+    shell:
+        "{params.py:q} scripts/published_table.py --table {input.table} --ledger {input.ledger} "
+        "--datasets {params.datasets} --tsv {output.tsv} --png {output.png} --svg {output.svg} > {log} 2>&1"
