@@ -1,17 +1,5 @@
 # Figures drawn from results/all.tsv.
 
-from lalmbench.data.ledger import LEDGER_DIR, load_all as load_ledgers
-from lalmbench.report.published import ledger_targets
-
-# benchmark -> dataset keys: the published-numbers ledgers (lalmbench/data/published/) that name a
-# model of this config, each drawn as published_<benchmark> (docs/published.md)
-PUBLISHED = ledger_targets(load_ledgers(), config["datasets"], config["models"])
-
-
-def published_targets():
-    return [f"results/{kind}/published_{b}.{ext}" for b in PUBLISHED
-            for kind, ext in (("tables", "tsv"), ("figures", "png"), ("figures", "svg"))]
-
 
 rule plot_accuracy:
     input:

@@ -106,3 +106,18 @@ def test_rule_published_table_reads_the_runs_all_tsv(tmp_path):
     assert row["flag"] == "no official value"                     # synth_trivial names no official rule
     assert (wd / "results" / "figures" / "published_toy.png").exists()
     shutil.rmtree(wd / "results", ignore_errors=True)
+
+
+def test_the_example_config_imports_every_released_entry_as_its_ledger_reads_it():
+    from lalmbench.data.ledger import load_all
+
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "config" / "examples" / "published.yaml").read_text())
+    ledgers = load_all()
+    assert ledger_targets(ledgers, cfg["datasets"], cfg["models"]).keys() == {"mmau", "mmar", "sakura"}
+    for bench, ledger in ledgers.items():
+        for rel in ledger.get("released") or []:
+            model = cfg["models"][rel["model_key"]]
+            assert model["backend"] == "imported"
+            assert model["params"] == {"predictions": f"published/{bench}/{rel['id']}.jsonl", "labels": rel["labels"]}
+            task = next(t for t in cfg["tasks"].values() if rel["model_key"] in t.get("models", []))
+            assert cfg["datasets"][task["dataset"]]["adapter"] == ledger["preset"]

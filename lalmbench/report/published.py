@@ -112,6 +112,9 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
             row["flag"] = NOT_RUN if res is None else (NO_OFFICIAL if pub else f"{NO_PUBLISHED}; {NO_OFFICIAL}")
         out.append(row)
     df = pd.DataFrame(out, columns=COLUMNS)
+    pct = ["published", "value_official", "official_ci_low", "official_ci_high", "value", "ci_low", "ci_high",
+           "difference", "difference_ci_low", "difference_ci_high"]
+    df[pct] = df[pct].astype(float).round(4)  # percent to 4 decimals: no float residue in a difference of equals
     for c in ("n", "n_official"):
         df[c] = pd.to_numeric(df[c]).astype("Int64")
     return df

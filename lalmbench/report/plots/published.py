@@ -42,5 +42,6 @@ def plot_published(df: pd.DataFrame):
     ax.set_title(f"{rows['benchmark'].iloc[0]}: published vs scored here (red: published outside the official interval)",
                  fontsize=9)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
+    handles, labels = ax.get_legend_handles_labels()  # below the figure: never over a row or the axis label
+    fig.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False)
     return fig
