@@ -123,9 +123,10 @@ def run(published: Path, items_paths: dict[str, str]) -> tuple[pd.DataFrame, pd.
     from lalmbench.data.ledger import load_all, released_path
     from lalmbench.report.published import published_table
 
+    import tempfile
+
     tables, extras, results = [], [], []
-    empty = Path("/tmp/published-ledger-no-audio")
-    empty.mkdir(exist_ok=True)
+    empty = Path(tempfile.mkdtemp(prefix="published-ledger-no-audio-"))  # items are read, their audio never
     keys = dataset_keys()
     for bench, ledger in load_all().items():
         if bench not in items_paths:
