@@ -56,3 +56,4 @@ rule all:
         agreement_targets(),
         SWEEP_TARGETS,
         tracking_targets(),
+        published_targets(),

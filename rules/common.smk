@@ -14,6 +14,8 @@ from lalmbench.workflow.config import (ConfigError, canonical, check_study_size,
                                       model_max_error_rate, run_hash, validate_config)
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.models import imported
+from lalmbench.data.ledger import LEDGER_DIR, load_all as load_ledgers
+from lalmbench.report.published import ledger_targets
 from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
 from lalmbench.inference.plan import (file_is_current, fingerprint_path, generate_units, items_path, manifest_path, model_specs,
                                       slice_from_spec, slice_inputs, summary_path, unit_specs)
@@ -37,6 +39,17 @@ if workflow.is_main_process and is_dry_run(sys.argv):
 WORKFLOW_HASH = config_hash({k: v for k, v in config.items() if k != "tracking"})
 TRACKING = Untracked(canonical(job_settings(config["tracking"], f"config-{WORKFLOW_HASH}")))
 TRACKING_SYNC = f"{config['tracking']['dir']}/sync.json"  # rule tracking_sync's report
+
+
+# benchmark -> dataset keys: the published-numbers ledgers (lalmbench/data/published/) that name a
+# model of this config, each drawn as published_<benchmark> by rule published_table (docs/published.md)
+PUBLISHED = ledger_targets(load_ledgers(), config["datasets"], config["models"])
+
+
+def published_targets():
+    """Rule all's published tables and figures, one set per ledger that names a model of this config."""
+    return [f"results/{kind}/published_{b}.{ext}" for b in PUBLISHED
+            for kind, ext in (("tables", "tsv"), ("figures", "png"), ("figures", "svg"))]
 
 
 def tracking_targets():

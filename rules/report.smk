@@ -18,3 +18,26 @@ rule plot_accuracy:
     shell:
         "{params.py:q} scripts/plot_accuracy.py --table {input.table} --png {output.png} --svg {output.svg} "
         "> {log} 2>&1"
+
+
+rule published_table:
+    input:
+        env_ready("core"),
+        table="results/all.tsv",
+        ledger=f"{LEDGER_DIR}/{{benchmark}}.yaml",
+    output:
+        tsv=in_report("results/tables/published_{benchmark}.tsv", "Published", "Table", "published"),
+        png=in_report("results/figures/published_{benchmark}.png", "Published", "Figure", "published"),
+        svg="results/figures/published_{benchmark}.svg",
+    wildcard_constraints:
+        benchmark=one_of(PUBLISHED),
+    log:
+        f"{LOGS}/published_table/{{benchmark}}.log",
+    params:
+        py=env_python("core"),
+        datasets=lambda w: " ".join(PUBLISHED[w.benchmark]),
+    conda:
+        conda_file("core")
+    shell:
+        "{params.py:q} scripts/published_table.py --table {input.table} --ledger {input.ledger} "
+        "--datasets {params.datasets} --tsv {output.tsv} --png {output.png} --svg {output.svg} > {log} 2>&1"

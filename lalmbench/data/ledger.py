@@ -1,0 +1,331 @@
+"""The published-numbers ledger: what papers and leaderboards report for a benchmark, and where
+outputs of the same systems were released, so both can be set beside this project's scores.
+
+A ledger is data, one YAML file per benchmark under ``lalmbench/data/published/`` (schema:
+``ledger_schema.yaml`` beside this module; docs/published.md). ``published`` entries are numbers
+as a source printed them, with the settings the source states; ``released`` entries say where a
+system's raw outputs lie (repository, commit, path, sha256) and how to read one output per item
+from them. :func:`fetch_released` turns each released entry into ``<out>/<benchmark>/<id>.jsonl``
+(``id``, ``raw_output`` and, when the file carries them, the ``question``/``choices``/``answer``
+the outputs were made on), which a ``backend: imported`` model entry then scores like any run.
+
+Usage: ``python -m lalmbench.data.ledger check`` validates every ledger;
+``python -m lalmbench.data.ledger fetch --out published`` downloads and normalises the released
+outputs (``--git-dir-template`` reads them from local clones instead of GitHub).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from lalmbench.core import io
+from lalmbench.core.io import InputError
+
+HERE = Path(__file__).resolve().parent
+LEDGER_DIR = HERE / "published"
+SCHEMA_PATH = HERE / "ledger_schema.yaml"
+#: raw file of a repository at a commit
+RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+#: fields a normalised record may carry from the released file, for the revision check
+CARRIED = ("question", "choices", "answer")
+
+
+def _schema() -> dict:
+    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate_ledger(ledger: Any, where: str) -> dict:
+    """``ledger`` checked against the schema and for consistency (unique entry ids, every
+    ``compare_with`` names a published entry); an error names the file and the entry."""
+    import jsonschema
+
+    errors = sorted(jsonschema.Draft202012Validator(_schema()).iter_errors(ledger), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        at = "/".join(str(p) for p in e.absolute_path) or "(top)"
+        raise InputError(f"{where}: {at}: {e.message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+    ids: dict[str, str] = {}
+    for kind in ("published", "released"):
+        for n, entry in enumerate(ledger.get(kind) or []):
+            if entry["id"] in ids:
+                raise InputError(f"{where}: {kind}/{n}: id {entry['id']!r} also names a {ids[entry['id']]} entry")
+            ids[entry["id"]] = kind
+    published = {e["id"] for e in ledger.get("published") or []}
+    keys: dict[str, str] = {}
+    for n, entry in enumerate(ledger.get("released") or []):
+        target = entry.get("compare_with")
+        if target is not None and target not in published:
+            raise InputError(f"{where}: released/{n} ({entry['id']}): compare_with {target!r} is no published entry "
+                             f"of this ledger")
+    for n, entry in enumerate((ledger.get("published") or []) + (ledger.get("released") or [])):
+        key = entry.get("model_key")
+        if key is not None:
+            if key in keys:
+                raise InputError(f"{where}: entry {entry['id']!r}: model_key {key!r} also names {keys[key]!r}")
+            keys[key] = entry["id"]
+    return ledger
+
+
+def load_ledger(path: str | Path) -> dict:
+    """One ledger file, validated."""
+    path = Path(path)
+    try:
+        ledger = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from None
+    return validate_ledger(ledger, str(path))
+
+
+def ledger_files(directory: str | Path = LEDGER_DIR) -> dict[str, Path]:
+    """benchmark name (the file's stem) -> ledger file."""
+    return {p.stem: p for p in sorted(Path(directory).glob("*.yaml"))}
+
+
+def load_all(directory: str | Path = LEDGER_DIR) -> dict[str, dict]:
+    """benchmark name -> validated ledger, for every file in ``directory``."""
+    return {name: load_ledger(p) for name, p in ledger_files(directory).items()}
+
+
+# --- reading released outputs -----------------------------------------------------------------------
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def field(record: Mapping[str, Any], path: str) -> Any:
+    """The value at ``path`` in a record: dotted keys and list indexes (``raw_model_outputs[0]``,
+    ``join.audio_path``); None where a step is missing."""
+    value: Any = record
+    for key, index in _STEP.findall(path):
+        if index:
+            if not isinstance(value, list) or int(index) >= len(value):
+                return None
+            value = value[int(index)]
+        else:
+            if not isinstance(value, Mapping) or key not in value:
+                return None
+            value = value[key]
+    return value
+
+
+_SLOT = re.compile(r"\{([^{}]+)\}")
+
+
+def fill(template: str, record: Mapping[str, Any]) -> str | None:
+    """``template`` with each ``{path}`` replaced by that field of ``record`` (None when one is missing)."""
+    missing = []
+
+    def sub(m: re.Match) -> str:
+        v = field(record, m.group(1))
+        if v is None:
+            missing.append(m.group(1))
+            return ""
+        return str(v)
+
+    out = _SLOT.sub(sub, template)
+    return None if missing else out
+
+
+def load_records(data: bytes, name: str) -> list[dict]:
+    """The records of a released file: a JSON list, a JSON object of records, or JSON lines."""
+    text = data.decode("utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        recs = json.loads(text)
+    elif stripped.startswith("{") and not name.endswith(".jsonl"):
+        obj = json.loads(text)
+        recs = list(obj.values()) if all(isinstance(v, dict) for v in obj.values()) else [obj]
+    else:
+        recs = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    recs.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{name}: line {n}: not JSON ({exc.msg})") from None
+    if not all(isinstance(r, dict) for r in recs):
+        raise InputError(f"{name}: expected records (JSON objects)")
+    return recs
+
+
+def _plain_path(value: Any) -> str:
+    text = str(value)
+    return text[2:] if text.startswith("./") else text
+
+
+def lookup_table(items: list[dict], field_name: str) -> dict[str, str]:
+    """value of ``field_name`` (a leading ``./`` dropped) -> item id, over the benchmark's item records."""
+    table: dict[str, str] = {}
+    for rec in items:
+        v = rec.get(field_name)
+        if v is not None:
+            table[_plain_path(v)] = str(rec["id"])
+    return table
+
+
+def normalise(records: list[dict], read: Mapping[str, Any], *, joined: Mapping[str, dict] | None = None,
+              lookup: Mapping[str, str] | None = None, name: str = "released file") -> tuple[list[dict], dict[str, int]]:
+    """(one ``{id, raw_output, source_id, question?, choices?, answer?}`` per record, counts of
+    records left out by reason). ``read``: ``id`` (the record's id field), ``output`` (a field path),
+    ``join`` (another file's records by the same id, seen as ``join.<field>``), ``item_id``
+    (``template`` over the fields, then optionally a ``pattern`` whose named groups fill ``format``;
+    with ``lookup`` the result is a value of that item field, e.g. the audio path, and ``lookup``
+    maps it to the item's id) and ``carry`` (where the question, choices and answer sit)."""
+    id_field = read.get("id", "id")
+    out, seen = [], set()
+    left: dict[str, int] = {}
+    spec = read.get("item_id") or {}
+    pattern = re.compile(spec["pattern"]) if spec.get("pattern") else None
+    for n, rec in enumerate(records, 1):
+        source_id = field(rec, id_field)
+        if source_id is None:
+            raise InputError(f"{name}: record {n}: no id field {id_field!r}")
+        view = dict(rec)
+        if joined is not None:
+            other = joined.get(str(source_id))
+            if other is None:
+                left["not_in_join"] = left.get("not_in_join", 0) + 1
+                continue
+            view["join"] = other
+        item_id = fill(spec.get("template", "{" + id_field + "}"), view)
+        if item_id is not None and pattern is not None:
+            m = pattern.search(item_id)
+            item_id = None if m is None else (spec["format"].format(**m.groupdict()) if spec.get("format")
+                                              else (m.group(1) if m.groups() else m.group(0)))
+        if item_id is not None and spec.get("lookup"):
+            item_id = (lookup or {}).get(_plain_path(item_id))
+            if item_id is None:
+                left["not_in_items"] = left.get("not_in_items", 0) + 1
+                continue
+        if item_id is None:
+            left["no_item_id"] = left.get("no_item_id", 0) + 1
+            continue
+        if item_id in seen:
+            raise InputError(f"{name}: record {n}: item id {item_id!r} appears twice")
+        seen.add(item_id)
+        raw = field(view, read["output"])
+        row = {"id": item_id, "raw_output": None if raw is None else str(raw), "source_id": str(source_id)}
+        for key in CARRIED:
+            where = (read.get("carry") or {}).get(key)
+            if where is not None:
+                row[key] = field(view, where)
+        out.append(row)
+    return out, left
+
+
+# --- fetching ---------------------------------------------------------------------------------------
+
+def fetch_bytes(source: Mapping[str, Any], *, git_dir_template: str | None = None, timeout: float = 60.0) -> bytes:
+    """A released file's bytes, checked against its ``sha256``: from a local clone when
+    ``git_dir_template`` (``{owner}``, ``{name}``) is given, else from GitHub at the pinned commit."""
+    repo, commit, path = source["repo"], source["commit"], source["path"]
+    if git_dir_template:
+        owner, name = repo.split("/", 1)
+        git_dir = git_dir_template.format(owner=owner, name=name)
+        proc = subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{path}"], capture_output=True)
+        if proc.returncode != 0:
+            raise InputError(f"{repo}@{commit[:10]}:{path}: not in {git_dir}: "
+                             f"{proc.stderr.decode(errors='replace').strip()}")
+        data = proc.stdout
+    else:
+        url = RAW_URL.format(repo=repo, commit=commit, path=path)
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (a pinned https URL)
+            data = resp.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if source.get("sha256") and digest != source["sha256"]:
+        raise InputError(f"{repo}@{commit[:10]}:{path}: sha256 {digest} differs from the ledger's {source['sha256']}")
+    return data
+
+
+def released_records(entry: Mapping[str, Any], *, items: Mapping[str, Any] | None = None,
+                     git_dir_template: str | None = None) -> tuple[list[dict], dict]:
+    """The normalised records of one released entry (every ``outputs`` file, in order) and the
+    counts of records left out; ``items`` (the ledger's item file) is read when ``item_id.lookup``
+    maps the outputs to item ids through an item field."""
+    read = entry["read"]
+    lookup = None
+    field_name = (read.get("item_id") or {}).get("lookup")
+    if field_name:
+        if items is None:
+            raise InputError(f"released entry {entry['id']!r}: item_id.lookup needs the ledger's items file")
+        lookup = lookup_table(load_records(fetch_bytes(items, git_dir_template=git_dir_template), items["path"]),
+                              field_name)
+    joined = None
+    if read.get("join"):
+        j = read["join"]
+        keyed: dict[str, dict] = {}
+        for src in j["sources"]:
+            for rec in load_records(fetch_bytes(src, git_dir_template=git_dir_template), src["path"]):
+                keyed[str(field(rec, j.get("on", "id")))] = rec
+        joined = keyed
+    rows, left = [], {}
+    for src in entry["outputs"]:
+        recs = load_records(fetch_bytes(src, git_dir_template=git_dir_template), src["path"])
+        got, lost = normalise(recs, read, joined=joined, lookup=lookup, name=f"{src['repo']}:{src['path']}")
+        rows += got
+        for k, v in lost.items():
+            left[k] = left.get(k, 0) + v
+    ids = [r["id"] for r in rows]
+    if len(ids) != len(set(ids)):
+        raise InputError(f"released entry {entry['id']!r}: its files give one item id twice")
+    return rows, left
+
+
+def released_path(out_dir: str | Path, benchmark: str, entry_id: str) -> Path:
+    """Where :func:`fetch_released` writes a released entry's normalised outputs."""
+    return Path(out_dir) / benchmark / f"{entry_id}.jsonl"
+
+
+def fetch_released(ledgers: Mapping[str, dict], out_dir: str | Path, *, only: Iterable[str] = (),
+                   git_dir_template: str | None = None) -> list[dict]:
+    """Normalise every released entry of ``ledgers`` (benchmark -> ledger; ``only`` limits the entry
+    ids) into ``<out_dir>/<benchmark>/<id>.jsonl``; one summary per entry (records, left out)."""
+    wanted = set(only)
+    done = []
+    for bench, ledger in ledgers.items():
+        for entry in ledger.get("released") or []:
+            if wanted and entry["id"] not in wanted:
+                continue
+            rows, left = released_records(entry, items=ledger["items"], git_dir_template=git_dir_template)
+            path = released_path(out_dir, bench, entry["id"])
+            io.write_jsonl(path, rows)
+            done.append({"benchmark": bench, "id": entry["id"], "path": str(path), "records": len(rows),
+                         "left_out": left})
+    return done
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m lalmbench.data.ledger", description=__doc__.split("\n\n")[0])
+    p.add_argument("--ledger-dir", default=str(LEDGER_DIR), help="the ledger folder (default: the package's)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("check", help="validate every ledger file")
+    f = sub.add_parser("fetch", help="download and normalise the released outputs")
+    f.add_argument("--out", default="published", help="output folder (default: published)")
+    f.add_argument("--benchmark", action="append", default=[], help="only these ledgers (file stems)")
+    f.add_argument("--entry", action="append", default=[], help="only these released entry ids")
+    f.add_argument("--git-dir-template", help='read from local clones, e.g. "/src/{owner}/{name}/.git"')
+    a = p.parse_args(argv)
+    ledgers = load_all(a.ledger_dir)
+    if a.cmd == "check":
+        for name, led in ledgers.items():
+            print(f"{name}: {len(led.get('published') or [])} published, {len(led.get('released') or [])} released")
+        return
+    if a.benchmark:
+        unknown = sorted(set(a.benchmark) - set(ledgers))
+        if unknown:
+            raise SystemExit(f"no ledger named {', '.join(unknown)}; have {', '.join(sorted(ledgers))}")
+        ledgers = {k: v for k, v in ledgers.items() if k in a.benchmark}
+    for row in fetch_released(ledgers, a.out, only=a.entry, git_dir_template=a.git_dir_template):
+        print(f"{row['path']}: {row['records']} outputs" + (f"; left out {row['left_out']}" if row["left_out"] else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The published-numbers ledgers: every shipped file validates and names its sources; bad entries are
+errors naming the file and entry; released outputs are read into one (item id, output) per record,
+from a pinned commit, checked by sha256."""
+import copy
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lalmbench.core.io import InputError
+from lalmbench.data.ledger import (LEDGER_DIR, fetch_released, load_all, load_ledger, normalise, released_path,
+                                   validate_ledger)
+
+TOY = Path(__file__).parents[1] / "data" / "published" / "toy.yaml"
+
+
+def toy() -> dict:
+    return yaml.safe_load(TOY.read_text())
+
+
+def test_every_shipped_ledger_validates_and_every_number_has_a_source():
+    ledgers = load_all()
+    assert {"mmau", "mmar", "sakura"} <= set(ledgers)
+    released = 0
+    for name, led in ledgers.items():
+        assert led["preset"] and led["items"]["commit"]
+        for e in led["published"]:
+            src = e["source"]
+            assert src.get("url") or src.get("arxiv") or (src.get("repo") and src.get("commit") and src.get("path")), \
+                (name, e["id"])
+        for r in led.get("released") or []:
+            released += 1
+            assert all(len(o["commit"]) == 40 and len(o.get("sha256", "")) == 64 for o in r["outputs"]), (name, r["id"])
+    assert released >= 10
+    assert (LEDGER_DIR / "mmau.yaml").is_file()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["published"][0].pop("source"), "published/0: 'source' is a required property"),
+    (lambda d: d["published"][1]["source"].pop("url"), "published/1/source"),
+    (lambda d: d["published"][2]["source"].pop("commit"), "published/2/source: 'commit' is a required property"),
+    (lambda d: d["published"][0].update(value=166.0), "published/0/value"),
+    (lambda d: d["released"][0].update(compare_with="nobody@nowhere"),
+     "released/0 (alpha@authors): compare_with 'nobody@nowhere' is no published entry"),
+    (lambda d: d["released"][1].update(model_key="alpha-released"), "model_key 'alpha-released' also names"),
+    (lambda d: d["released"][1].update(id="alpha@authors"), "id 'alpha@authors' also names"),
+    (lambda d: d["released"][0]["outputs"][0].update(commit="main"), "released/0/outputs/0/commit"),
+])
+def test_a_bad_entry_is_an_error_naming_the_file_and_the_entry(edit, message):
+    data = toy()
+    edit(data)
+    with pytest.raises(InputError) as exc:
+        validate_ledger(data, "toy.yaml")
+    assert str(exc.value).startswith("toy.yaml: ") and message in str(exc.value)
+
+
+def test_outputs_are_read_by_join_pattern_and_lookup():
+    manifest = {"m_0": {"id": "m_0", "audio_path": "{ROOT}/data/Animal/audio/cat0.wav", "question": "Which?"},
+                "m_1": {"id": "m_1", "audio_path": "{ROOT}/data/Animal/audio/dog3.wav", "question": "Who?"}}
+    records = [{"id": "m_0", "raw": ["B.", "A"]}, {"id": "m_1", "raw": []}, {"id": "m_9", "raw": ["C"]}]
+    read = {"output": "raw[0]", "join": {"sources": []}, "carry": {"question": "join.question"},
+            "item_id": {"template": "{join.audio_path}|{id}",
+                        "pattern": r"/data/(?P<track>[^/]+)/audio/(?P<file>[^/|]+)\|m_(?P<n>\d+)$",
+                        "format": "{track}-{file}-{n}"}}
+    rows, left = normalise(records, read, joined=manifest)
+    assert rows == [{"id": "Animal-cat0.wav-0", "raw_output": "B.", "source_id": "m_0", "question": "Which?"},
+                    {"id": "Animal-dog3.wav-1", "raw_output": None, "source_id": "m_1", "question": "Who?"}]
+    assert left == {"not_in_join": 1}
+    # ids changed since the outputs were made: reach today's item through its audio file
+    read = {"output": "raw[0]", "item_id": {"template": "{path}", "lookup": "audio_path"}}
+    rows, left = normalise([{"id": "x", "path": "audio/a.wav", "raw": ["A"]},
+                            {"id": "y", "path": "audio/gone.wav", "raw": ["B"]}], read,
+                           lookup={"audio/a.wav": "clip-a-new-id"})
+    assert [r["id"] for r in rows] == ["clip-a-new-id"] and left == {"not_in_items": 1}
+    with pytest.raises(InputError, match="record 2: item id 'a' appears twice"):
+        normalise([{"id": "a", "o": 1}, {"id": "a", "o": 2}], {"output": "o"})
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_fetch_reads_the_pinned_commit_and_checks_its_sha256(tmp_path):
+    repo = tmp_path / "src" / "example" / "alpha"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q")
+    body = json.dumps([{"id": "q1", "prediction": "Man"}, {"id": "q2", "prediction": "Dog"}]).encode()
+    (repo / "out.json").write_bytes(body)
+    _git(repo, "add", "out.json")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "outputs")
+    commit = _git(repo, "rev-parse", "HEAD")
+    (repo / "out.json").write_text("[]")  # the working tree moved on; the ledger pins the commit
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-am", "later")
+    ledger = toy()
+    rel = ledger["released"][0]
+    rel["outputs"] = [{"repo": "example/alpha", "commit": commit, "path": "out.json",
+                       "sha256": hashlib.sha256(body).hexdigest()}]
+    ledger["released"] = [rel]
+    template = str(tmp_path / "src" / "{owner}" / "{name}" / ".git")
+    done = fetch_released({"toy": ledger}, tmp_path / "out", git_dir_template=template)
+    assert done[0]["records"] == 2
+    rows = [json.loads(line) for line in released_path(tmp_path / "out", "toy", "alpha@authors").read_text().splitlines()]
+    assert [(r["id"], r["raw_output"]) for r in rows] == [("q1", "Man"), ("q2", "Dog")]
+    bad = copy.deepcopy(ledger)
+    bad["released"][0]["outputs"][0]["sha256"] = "0" * 64
+    with pytest.raises(InputError, match="out.json: sha256 .* differs from the ledger's 000"):
+        fetch_released({"toy": bad}, tmp_path / "out2", git_dir_template=template)

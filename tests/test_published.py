@@ -1,0 +1,123 @@
+"""Published numbers beside value_official and value (lalmbench.report.published): the table's
+flags and differences on a small all.tsv, the figure, and rule published_table in the workflow."""
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from lalmbench.core.io import InputError
+from lalmbench.data.ledger import load_ledger
+from lalmbench.report.published import ledger_targets, published_table, write_published
+
+DATA = Path(__file__).parent / "data" / "published"
+
+
+def table(**kw):
+    all_tsv = pd.read_csv(DATA / "all.tsv", sep="\t", keep_default_na=False, na_values=[""])
+    return published_table(all_tsv, load_ledger(DATA / "toy.yaml"), ["toy"], **kw).set_index("entry")
+
+
+def test_the_published_number_is_flagged_when_outside_the_official_interval():
+    t = table()
+    alpha = t.loc["alpha@authors"]
+    # 650 of 1,000 right by the official rule: Wilson 95% [61.99, 67.89] holds the paper's 66.0
+    assert alpha["flag"] == "inside"
+    assert (alpha["official_ci_low"], alpha["official_ci_high"]) == pytest.approx((61.99, 67.89), abs=0.01)
+    assert alpha["difference"] == pytest.approx(1.0)
+    assert (alpha["difference_ci_low"], alpha["difference_ci_high"]) == pytest.approx((66.0 - 67.89, 66.0 - 61.99),
+                                                                                      abs=0.01)
+    assert alpha["published_source"] == "arXiv:2501.00001"
+    assert alpha["value"] == pytest.approx(65.2) and alpha["n"] == 1000   # the toy dataset's row, not "other"
+    # the official rule reads 4 of 1,000 (letters its string match never credits): 65.6 lies far outside
+    beta = t.loc["beta@third-party"]
+    assert beta["flag"] == "outside" and beta["value_official"] == pytest.approx(0.4)
+    assert beta["difference"] == pytest.approx(65.2)
+    assert beta["value"] == pytest.approx(58.7)        # the audio condition's run, not the no-audio one
+
+
+def test_rows_without_a_comparison_say_why():
+    t = table()
+    assert t.loc["delta@third-party", "flag"] == "no published number"        # released, no published entry
+    assert t.loc["delta@third-party", "value_official"] == pytest.approx(50.0)
+    assert t.loc["epsilon@third-party", "flag"] == "not in results"          # its model_key has no run
+    gamma = t.loc["gamma@readme"]                                             # a published entry run here
+    assert gamma["flag"] == "no official value" and gamma["released_by"] == "run here"
+    assert gamma["published"] == 40.0 and gamma["value"] == pytest.approx(42.0)
+
+
+def test_a_model_with_several_runs_on_the_benchmark_is_an_error():
+    all_tsv = pd.read_csv(DATA / "all.tsv", sep="\t", keep_default_na=False, na_values=[""])
+    extra = all_tsv[all_tsv["model"] == "alpha-released"].iloc[[0]].assign(prompt="other-prompt")
+    with pytest.raises(InputError, match="'alpha-released' has 2 accuracy runs"):
+        published_table(pd.concat([all_tsv, extra]), load_ledger(DATA / "toy.yaml"), ["toy"])
+
+
+def test_a_ledger_applies_to_a_config_with_its_preset_and_one_of_its_models():
+    ledgers = {"toy": load_ledger(DATA / "toy.yaml")}
+    datasets = {"mini": {"adapter": "mmau"}, "synth": {"adapter": "synth_trivial"}}
+    assert ledger_targets(ledgers, datasets, ["beta-released", "random"]) == {"toy": ["mini"]}
+    assert ledger_targets(ledgers, datasets, ["random"]) == {}
+    assert ledger_targets(ledgers, {"synth": {"adapter": "synth_trivial"}}, ["beta-released"]) == {}
+
+
+def test_write_published_writes_the_table_and_a_figure(tmp_path):
+    out = write_published(str(DATA / "all.tsv"), str(DATA / "toy.yaml"), ["toy"], tsv=str(tmp_path / "t.tsv"),
+                          png=str(tmp_path / "f.png"), svg=str(tmp_path / "f.svg"))
+    back = pd.read_csv(tmp_path / "t.tsv", sep="\t")
+    assert back["flag"].tolist() == out["flag"].tolist()
+    assert (tmp_path / "f.png").stat().st_size > 1000
+    svg = (tmp_path / "f.svg").read_text()
+    assert "Beta (third-party)" in svg and "published" in svg
+
+
+@pytest.mark.slow
+def test_rule_published_table_reads_the_runs_all_tsv(tmp_path):
+    """An imported model scored through the workflow, named by a ledger in the package's ledger folder:
+    the rule writes the benchmark's table from that run's all.tsv."""
+    from tests.workflow import copy_workflow, snakemake
+
+    wd = copy_workflow(tmp_path)
+    config = {"seed": 0, "scale": 1,
+              "datasets": {"synth-trivial": {"adapter": "synth_trivial"}},
+              "tasks": {"pitch-order": {"dataset": "synth-trivial", "family": "pitch_order", "params": {"n_items": 8}}},
+              "models": {"toy-released": {"backend": "imported", "params": {"predictions": "published/out.jsonl"},
+                                          "max_error_rate": 0.5}},
+              "conditions": ["audio"], "prompts": ["mcq-default"]}
+    (wd / "toy.yaml").write_text(yaml.safe_dump(config))
+    snakemake(wd, "--configfile=toy.yaml", "results/tasks/synth-trivial/pitch-order.jsonl")
+    items = [json.loads(line) for line in open(wd / "results/tasks/synth-trivial/pitch-order.jsonl")]
+    gold = [next(o["text"] for o in it["options"] if o["label"] == it["answer_label"]) for it in items]
+    (wd / "published").mkdir()
+    (wd / "published" / "out.jsonl").write_text(
+        "".join(json.dumps({"id": it["id"], "response": g}) + "\n" for it, g in zip(items[:6], gold[:6])))
+    ledger = yaml.safe_load((DATA / "toy.yaml").read_text())
+    ledger.update(benchmark="Synth", preset="synth_trivial")
+    ledger["released"][0]["model_key"] = "toy-released"
+    (wd / "lalmbench" / "data" / "published" / "toy.yaml").write_text(yaml.safe_dump(ledger))
+
+    snakemake(wd, "--configfile=toy.yaml", "results/tables/published_toy.tsv")
+    t = pd.read_csv(wd / "results" / "tables" / "published_toy.tsv", sep="\t").set_index("entry")
+    row = t.loc["alpha@authors"]
+    assert row["model_key"] == "toy-released" and row["dataset"] == "synth-trivial"
+    assert row["value"] == pytest.approx(75.0) and row["n"] == 8                  # 6 of 8 answered, right
+    assert row["flag"] == "no official value"                     # synth_trivial names no official rule
+    assert (wd / "results" / "figures" / "published_toy.png").exists()
+    shutil.rmtree(wd / "results", ignore_errors=True)
+
+
+def test_the_example_config_imports_every_released_entry_as_its_ledger_reads_it():
+    from lalmbench.data.ledger import load_all
+
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "config" / "examples" / "published.yaml").read_text())
+    ledgers = load_all()
+    assert ledger_targets(ledgers, cfg["datasets"], cfg["models"]).keys() == {"mmau", "mmar", "sakura"}
+    for bench, ledger in ledgers.items():
+        for rel in ledger.get("released") or []:
+            model = cfg["models"][rel["model_key"]]
+            assert model["backend"] == "imported"
+            assert model["params"] == {"predictions": f"published/{bench}/{rel['id']}.jsonl", "labels": rel["labels"]}
+            task = next(t for t in cfg["tasks"].values() if rel["model_key"] in t.get("models", []))
+            assert cfg["datasets"][task["dataset"]]["adapter"] == ledger["preset"]
