@@ -7,21 +7,23 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf lint bench dag graphviz envs report clean yamnet offline-llm \
+.PHONY: run test test-fast test-core test-hf lint bench dag graphviz envs lock report clean yamnet offline-llm \
         containers containers-docker containers-apptainer
 
-$(VENV)/.installed: envs/core/requirements.txt pyproject.toml
+# Every env installs its lock (envs/<env>/requirements.lock: every package pinned, each file checked by sha256) with
+# `pip install --require-hashes -r` (lalmbench.workflow.lock_install: it skips the lock's remote page for torch's CPU
+# wheel where pip already has that wheel); the project goes in without build isolation: the lock's setuptools builds it.
+$(VENV)/.installed: envs/core/requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --upgrade pip
-	$(VENV)/bin/python -m pip install -r envs/core/requirements.txt
-	$(VENV)/bin/python -m pip install --no-deps -e .
+	$(VENV)/bin/python -m lalmbench.workflow.lock_install envs/core/requirements.lock
+	$(VENV)/bin/python -m pip install --no-deps --no-build-isolation -e .
 	$(VENV)/bin/python -m lalmbench.core.jit_cache
 	touch $@
 
 # Per-rule envs (the same .ready stamp the workflow's build_venv rule writes in software=venv).
-$(ENVS)/%/.ready: envs/%/requirements.txt
+$(ENVS)/%/.ready: envs/%/requirements.lock
 	$(PYTHON) -m venv $(ENVS)/$*
-	$(ENVS)/$*/bin/python -m pip install -r $<
+	$(ENVS)/$*/bin/python -m lalmbench.workflow.lock_install $<
 	PYTHONPATH=. $(ENVS)/$*/bin/python -m lalmbench.core.jit_cache
 	touch $@
 
@@ -82,6 +84,11 @@ dag: graphviz $(VENV)/.installed
 
 report: $(VENV)/.installed
 	$(SNAKEMAKE) --cores $(CORES) --report results/report.html
+
+# After editing any envs/<env>/requirements.txt: compile every lock with the .venv's uv (a test fails until then),
+# then render the conda files and container recipes from them. `make envs` renders only.
+lock: $(VENV)/.installed
+	$(VENV)/bin/python -m lalmbench.workflow.locks
 
 envs: $(VENV)/.installed
 	$(VENV)/bin/python -m lalmbench.workflow.envs

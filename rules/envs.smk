@@ -1,10 +1,10 @@
-# software=venv: build each env once from its pins (envs/<env>/requirements.txt), locally.
+# software=venv: build each env once from its lock (envs/<env>/requirements.lock, every file checked by sha256), locally.
 # The project itself is not installed into the env: scripts/ put the repo root on sys.path.
 
 
 rule build_venv:
     input:
-        "envs/{env}/requirements.txt",
+        "envs/{env}/requirements.lock",
     output:
         touch(f"{VENV_ROOT}/{{env}}/.ready"),
     log:
@@ -17,6 +17,6 @@ rule build_venv:
     localrule: True
     shell:
         "({params.python:q} -m venv {params.venv:q} && "
-        "{params.venv:q}/bin/python -m pip install -r {input} && "
+        "{params.venv:q}/bin/python -m lalmbench.workflow.lock_install {input:q} && "
         "{params.venv:q}/bin/python -m pip check && "
         "PYTHONPATH=. {params.venv:q}/bin/python -m lalmbench.core.jit_cache) > {log} 2>&1"

@@ -235,7 +235,7 @@ def test_venv_mode_builds_each_env_once_and_rules_use_its_python(tmp_path):
     builds = [j for j in jobs if j["rule"] == "build_venv"]
     assert [j["wildcards"]["env"] for j in builds] == ["core"]
     assert ".venvs/core/bin/python scripts/infer.py" in out
-    assert "-m venv .venvs/core" in out and "pip install -r envs/core/requirements.txt" in out
+    assert "-m venv .venvs/core" in out and "-m lalmbench.workflow.lock_install envs/core/requirements.lock" in out
 
 
 

@@ -1,4 +1,4 @@
-# Generated from envs/hf/requirements.txt by `python -m lalmbench.workflow.envs`; do not edit by hand.
+# Generated from envs/hf/requirements.lock by `make lock` (or `make envs`); do not edit by hand.
 # Build from the repository root: docker build -f envs/containers/hf.Dockerfile -t lalmbench-hf envs  (context envs/: pins only)
 # Base python:3.11-slim, not a CUDA image: PyPI's Linux x86_64 torch wheels bundle the CUDA runtime
 # (nvidia-* wheels), so only the host's NVIDIA driver is needed; the image is smaller. The tag follows
@@ -6,7 +6,8 @@
 # Hugging Face cache: mount it and point HF_HOME at it, e.g.
 #   docker run --gpus all -v "$HF_HOME":/hf -e HF_HOME=/hf -v "$PWD":/repo -w /repo lalmbench-hf python scripts/generate.py ...
 # HF_HUB_OFFLINE is deliberately not set (downloads work by default); set it to 1 on nodes without network.
-# Pins (envs/hf/requirements.txt, sha256 0805ead708cfa8ec7a4061bfe8b8961550e964bac1d38e406dc990d76f08c57d):
+# Installs envs/hf/requirements.lock (sha256 8c9ebae8fdd1be0c1e1ef5f1d31fd5f6695b1df98ba0e006538cd5141c732af0), compiled from these pins
+# (envs/hf/requirements.txt, sha256 0805ead708cfa8ec7a4061bfe8b8961550e964bac1d38e406dc990d76f08c57d):
 #   torch==2.14.1
 #   torchvision==0.29.1
 #   transformers==5.23.0
@@ -33,12 +34,13 @@
 #   mlflow-skinny==3.17.2
 FROM python:3.11-slim
 LABEL lalmbench.env="hf" \
-      lalmbench.requirements.sha256="0805ead708cfa8ec7a4061bfe8b8961550e964bac1d38e406dc990d76f08c57d"
+      lalmbench.requirements.sha256="0805ead708cfa8ec7a4061bfe8b8961550e964bac1d38e406dc990d76f08c57d" \
+      lalmbench.lock.sha256="8c9ebae8fdd1be0c1e1ef5f1d31fd5f6695b1df98ba0e006538cd5141c732af0"
 ENV PYTHONUNBUFFERED=1
-COPY hf/requirements.txt /opt/lalmbench/requirements.txt
+COPY hf/requirements.lock /opt/lalmbench/requirements.lock
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/* \
- && python -m pip install --no-cache-dir -r /opt/lalmbench/requirements.txt \
+ && python -m pip install --no-cache-dir --require-hashes -r /opt/lalmbench/requirements.lock \
  && python -m pip check
 CMD ["python"]
