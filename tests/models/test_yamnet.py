@@ -117,11 +117,18 @@ def test_weights_run_as_uint8_with_the_same_dequantised_values(net):
 
     model = onnx.load(str(net.model_dir / "model.onnx"))
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    weights = [(n.input[0], n.input[1], n.input[2]) for n in model.graph.node
-               if n.op_type == "QuantizeLinear" and n.input[0] in inits]
-    before = {w: np.clip(np.round(inits[w] / inits[s]), -128, 127) for w, s, _ in weights}
+    weights = [(n.input[0], n.input[1], n.input[2], next((a.i for a in n.attribute if a.name == "axis"), 1))
+               for n in model.graph.node if n.op_type == "QuantizeLinear" and n.input[0] in inits]
+
+    def scaled(arrays, w, s, axis):  # w / scale, the scale per channel along the node's axis
+        scale = arrays[s]
+        if scale.size > 1:
+            scale = np.expand_dims(scale, [d for d in range(arrays[w].ndim) if d != axis])
+        return np.round(arrays[w] / scale)
+
+    before = {w: np.clip(scaled(inits, w, s, axis), -128, 127) for w, s, _, axis in weights}
     assert yamnet.unsigned_weights(model) == 7
     after = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    for w, s, zp in weights:
+    for w, s, zp, axis in weights:
         assert after[zp].dtype == np.uint8 and np.all(after[zp] == 128)
-        np.testing.assert_array_equal(np.clip(np.round(after[w] / after[s]) + 128, 0, 255) - 128, before[w])
+        np.testing.assert_array_equal(np.clip(scaled(after, w, s, axis) + 128, 0, 255) - 128, before[w])
