@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lalmbench.inference.cache import environments_path
 from lalmbench.inference.model_job import generate
 from lalmbench.inference.materialize import PREDICTION_COLUMNS, materialize
 from lalmbench.inference.slices import Slice
@@ -39,4 +40,5 @@ def run_inference(*, items_path: str, out_path: str, model_name: str, model_cfg:
     df = materialize(sl, model_cfg=model_cfg, cache_path=cache, sample_rate=sample_rate)
     if cache_path is None:
         cache.unlink(missing_ok=True)
+        environments_path(cache).unlink(missing_ok=True)
     return df

@@ -9,6 +9,10 @@ node failure, full disk) loses at most the batch in flight. Opening repairs a to
 (truncates to the last complete line and logs the bytes dropped) before anything is appended, so
 a crash mid-write never makes the run impossible to finish. Rows are keyed by content, so a row
 from an older config can never be mistaken for the current one.
+
+Each row names the environment it was made in by a digest (``environment``); the record behind
+each digest (packages, lock, CPU, GPU: lalmbench.core.provenance.environment) is kept once per
+file, beside it in ``<unit>.environments.json``, and copied into the predictions files' metadata.
 """
 from __future__ import annotations
 
@@ -35,6 +39,30 @@ def cache_files(root: str | Path, model: str, model_fp: str) -> list[Path]:
     """Every existing cache file of a model fingerprint, in a fixed order."""
     legacy = cache_file(root, model, model_fp)
     return ([legacy] if legacy.exists() else []) + sorted((Path(root) / model / model_fp).glob("*.jsonl"))
+
+
+def environments_path(cache_path: str | Path) -> Path:
+    """The file beside a cache file that holds the environment records its rows' digests name."""
+    return Path(cache_path).with_suffix(".environments.json")
+
+
+def record_environment(cache_path: str | Path, digest: str, record: dict) -> None:
+    """Keep ``record`` under ``digest`` beside the cache file (one job writes each cache file, so
+    this read-add-write has no concurrent writer)."""
+    path = environments_path(cache_path)
+    known = io.read_json(path) if path.exists() else {}
+    if known.get(digest) != record:
+        io.write_json(path, {**known, digest: record})
+
+
+def read_environments(cache_paths: Iterable[str | Path]) -> dict[str, dict]:
+    """Environment records by digest, over the files beside these cache files (missing ones: none)."""
+    out: dict[str, dict] = {}
+    for p in cache_paths:
+        path = environments_path(p)
+        if path.exists():
+            out.update(io.read_json(path))
+    return out
 
 
 def repair_tail(path: Path) -> int:

@@ -8,15 +8,17 @@ from typing import Sequence
 import pandas as pd
 
 from lalmbench.core import io
-from lalmbench.inference.cache import merge_rows
+from lalmbench.inference.cache import merge_rows, read_environments
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.plan import INPUTS_KEY, file_is_current, input_digests
 from lalmbench.inference.slices import Slice, prepare
 
 FINGERPRINT_KEY = "lalmbench.model_fingerprint"
+#: metadata key: the environment records (lalmbench.core.provenance.environment) the rows' digests name
+ENVIRONMENTS_KEY = "lalmbench.environments"
 PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", "output_tokens", "batch_size",
                       "seed", "model_id", "model_revision", "backend", "condition", "prompt", "versions", "backend_info",
-                      "extra", "key", "model_fingerprint"]
+                      "extra", "key", "model_fingerprint", "audio_digest", "prompt_digest", "environment"]
 
 
 def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence[str | Path],
@@ -36,17 +38,22 @@ def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence
                             f"delete the model's results/predictions/<model>/generate/ summaries so those jobs run "
                             f"again and generate them")
     # the cache is shared by slices with identical inputs: this slice's names go in its file
-    out = [{**rows[k], "id": it["id"], "condition": sl.condition, "prompt": sl.prompt}
-           for it, k in zip(p.items, p.keys)]
+    out = [{**rows[k], "id": it["id"], "condition": sl.condition, "prompt": sl.prompt, "audio_digest": audio,
+            "prompt_digest": prompt} for it, k, audio, prompt in zip(p.items, p.keys, p.audio_digests, p.prompt_digests)]
     return pd.DataFrame(out).reindex(columns=PREDICTION_COLUMNS)
 
 
 def materialize(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence[str | Path], sample_rate: int = 16000) -> pd.DataFrame:
     """Write the slice's file, with the digests of the inputs it was made from in its metadata (so a
-    touched but unchanged input is recognised: lalmbench.inference.plan.file_is_current)."""
+    touched but unchanged input is recognised: lalmbench.inference.plan.file_is_current) and the
+    environment records its rows were generated in."""
     df = slice_frame(sl, model_cfg=model_cfg, cache_path=cache_path, sample_rate=sample_rate)
+    paths = [cache_path] if isinstance(cache_path, (str, Path)) else list(cache_path)
+    known = read_environments(paths)
+    envs = {d: known[d] for d in sorted(set(df["environment"].dropna())) if d in known}
     io.write_parquet(sl.out, df, metadata={INPUTS_KEY: json.dumps(input_digests(sl), sort_keys=True),
-                                           FINGERPRINT_KEY: model_fingerprint(model_cfg)})
+                                           FINGERPRINT_KEY: model_fingerprint(model_cfg),
+                                           ENVIRONMENTS_KEY: json.dumps(envs, sort_keys=True)})
     return df
 
 

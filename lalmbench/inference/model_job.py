@@ -24,13 +24,13 @@ from lalmbench.core import io
 from lalmbench.inference import prompts
 from lalmbench.data.audio import item_audio_paths, load_audio
 from lalmbench.inference.conditions import apply_condition, clip_seed_id, join_clips
-from lalmbench.inference.cache import PredictionCache
+from lalmbench.inference.cache import PredictionCache, record_environment
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.inference.slices import PreparedSlice, Slice, hears_audio, prepare, slice_name, sources
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
 from lalmbench.scoring.parse import parse_answer
 from lalmbench.core.progress import ProgressLog
-from lalmbench.core.provenance import package_versions
+from lalmbench.core.provenance import environment, package_versions
 
 if TYPE_CHECKING:  # the opt-in tracking study hands a tracker in; inference never imports it
     from lalmbench.tracking.base import Tracker
@@ -184,6 +184,7 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
     for p in prepared:  # this shard's share of each slice
         mine = [j for j, k in enumerate(p.keys) if in_shard(k, shard)]
         p.items, p.keys = [p.items[j] for j in mine], [p.keys[j] for j in mine]
+        p.audio_digests, p.prompt_digests = [p.audio_digests[j] for j in mine], [p.prompt_digests[j] for j in mine]
     cache = PredictionCache(cache_path, other_cache_files)
     todo = [[(it, k) for it, k in zip(p.items, p.keys) if not cache.done(k)] for p in prepared]
     n_todo = sum(map(len, todo))
@@ -202,7 +203,9 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
                 model = load_model(model_name, model_cfg)
                 log.info("model %s loaded in %.1f s", model_name, time.perf_counter() - t0)
                 summary["model_loads"] = 1
-            common = {**_provenance(model, seed), "model_fingerprint": model_fp}
+            env_digest, env_record = environment(str(model_cfg.get("env", "core")))
+            record_environment(cache.path, env_digest, env_record)
+            common = {**_provenance(model, seed), "model_fingerprint": model_fp, "environment": env_digest}
             progress = ProgressLog(n_todo, model_name, log, tracker=tracker)
             for p, items_todo in zip(prepared, todo):
                 if items_todo:

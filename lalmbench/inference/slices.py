@@ -5,6 +5,7 @@ cache. Both compute the same item keys here, so what was generated is exactly wh
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,10 @@ class PreparedSlice:
     template: str
     #: shuffled condition: item id -> the audio file it hears (a list for a multi-clip item)
     audio_source: dict[str, str | list[str]] | None
+    #: per item, the content digest of its audio (None under no-audio) and of its rendered prompt: the
+    #: predictions rows carry them, so two result folders can say which input differed
+    audio_digests: list[str | None] = field(default_factory=list)
+    prompt_digests: list[str] = field(default_factory=list)
 
 
 def _check_ids(items: list[dict], path: str) -> None:
@@ -112,14 +117,17 @@ def prepare(sl: Slice, *, model_fp: str, seed: int, sample_rate: int) -> Prepare
         items = [_redirect(it, files) for it in items]
     audio_source = _shuffled(items, seed) if sl.condition == "shuffled" and sl.audio else None
     template = prompts.load_template(sl.template)
-    keys, memo = [], {}
+    keys, audio, prompt, memo = [], [], [], {}
     for it in items:
         digest = None
         if hears_audio(sl):
             digest = _audio_digest(sources(it, audio_source), digests, memo)
-        keys.append(item_key(model_fp=model_fp, condition=sl.condition, prompt_text=prompts.render(template, it),
+        text = prompts.render(template, it)
+        keys.append(item_key(model_fp=model_fp, condition=sl.condition, prompt_text=text,
                              item=it, audio_digest=digest, sample_rate=sample_rate, variant=sl.variant))
-    return PreparedSlice(sl, items, keys, template, audio_source)
+        audio.append(digest)
+        prompt.append(hashlib.sha1(text.encode()).hexdigest())
+    return PreparedSlice(sl, items, keys, template, audio_source, audio, prompt)
 
 
 def hears_audio(sl: Slice) -> bool:
