@@ -157,9 +157,13 @@ def compare_run(run: Run, a: Folder, b: Folder) -> RunDiff:
         return RunDiff(run, "only in B")
     if pb is None and db is None:
         return RunDiff(run, "only in A")
-    notes = [f"{what} only in {side}" for what, x, y, side in
-             (("predictions", pa, pb, "A"), ("predictions", pb, pa, "B"), ("decisions", da, db, "A"),
-              ("decisions", db, da, "B")) if x is not None and y is None]
+    # a file the other folder lacks is a difference when that folder holds such files at all (a copy
+    # of the predictions alone is compared on what it has)
+    missing = [f"{what} only in {side}" for what, x, y, side, other in
+               (("predictions", pa, pb, "A", b.predictions), ("predictions", pb, pa, "B", a.predictions),
+                ("decisions", da, db, "A", b.decisions), ("decisions", db, da, "B", a.decisions))
+               if x is not None and y is None and other]
+    notes = list(missing)
     sa, sb = _side(pa, da), _side(pb, db)
     ids = sa.index.union(sb.index)
     in_a, in_b = ids.isin(sa.index), ids.isin(sb.index)
@@ -175,9 +179,6 @@ def compare_run(run: Run, a: Folder, b: Folder) -> RunDiff:
         if stage in ("audio", "prompt") and not compared[stage]:
             notes.append(f"{stage} not compared: {cols[0]} not recorded in "
                          + " and ".join(s for s, x in (("A", sa), ("B", sb)) if cols[0] not in x.columns))
-    if da is None or db is None:
-        notes.append("parse and score not compared: " + ("no decisions" if da is None and db is None
-                                                          else "decisions in one folder only"))
     differs = {c: _differs(sa[c], sb[c]) for cols in compared.values() for c in cols}
     by_stage = {s: np.any([differs[c] for c in cols], axis=0) if cols else np.zeros(len(ids), bool)
                 for s, cols in compared.items()}
@@ -193,7 +194,7 @@ def compare_run(run: Run, a: Folder, b: Folder) -> RunDiff:
         detail = _extra_keys(sa["extra"].iloc[k], sb["extra"].iloc[k]) \
             if stages[0] == "raw output" and "extra" in sa.columns and "extra" in sb.columns else ""
         items.append(ItemDiff(item, stages[0], stages, col, _cell(sa[col].iloc[k]), _cell(sb[col].iloc[k]), detail))
-    status = "differs" if items or any(n.endswith(("only in A", "only in B")) for n in notes) else "identical"
+    status = "differs" if items or missing else "identical"
     return RunDiff(run, status, len(ids), items, notes)
 
 
@@ -240,6 +241,9 @@ def compare_environments(a: Folder, b: Folder) -> tuple[dict[str, list[dict]], l
             notes.append(f"{model}: no environment recorded in " + " and ".join(
                 s for s, r in (("A", ra), ("B", rb)) if not r))
             continue
+        if not (wa and wb):
+            notes.append(f"{model}: environments compared on the versions column only (predictions made before "
+                         "environments were recorded)")
         diff = environment_differences(ra, rb, common_only=not (wa and wb))
         if diff:
             out[model] = diff
@@ -248,11 +252,10 @@ def compare_environments(a: Folder, b: Folder) -> tuple[dict[str, list[dict]], l
 
 def compare_all_tsv(a: Folder, b: Folder) -> list[dict]:
     """The cells of all.tsv that differ, read as text (``0.41`` vs ``0.410`` differs: the file is
-    byte-stable for one config); a row or column on one side only is one entry."""
-    if a.all_tsv is None and b.all_tsv is None:
+    byte-stable for one config); a row or column on one side only is one entry. Nothing when a
+    folder has no all.tsv."""
+    if a.all_tsv is None or b.all_tsv is None:  # a folder without one is compared on what it has
         return []
-    if a.all_tsv is None or b.all_tsv is None:
-        return [{"column": "(file)", "a": "present" if a.all_tsv else MISSING, "b": "present" if b.all_tsv else MISSING}]
     ta, tb = (_read_tsv(p) for p in (a.all_tsv, b.all_tsv))
     out = [{"column": c, "a": "present" if c in ta.columns else MISSING, "b": "present" if c in tb.columns else MISSING}
            for c in list(dict.fromkeys([*ta.columns, *tb.columns])) if (c in ta.columns) != (c in tb.columns)]
@@ -291,6 +294,7 @@ class Report:
     environment: dict[str, list[dict]]
     environment_notes: list[str]
     all_tsv: list[dict]
+    notes: list[str] = field(default_factory=list)  # what one folder lacks entirely, so was not compared
 
     @property
     def identical(self) -> bool:
@@ -302,7 +306,14 @@ def compare(path_a: str | Path, path_b: str | Path) -> Report:
     runs = sorted(set(a.predictions) | set(a.decisions) | set(b.predictions) | set(b.decisions),
                   key=lambda r: tuple(getattr(r, f) for f in RUN_FIELDS))
     env, env_notes = compare_environments(a, b)
-    return Report(a.root, b.root, [compare_run(r, a, b) for r in runs], env, env_notes, compare_all_tsv(a, b))
+    notes = [f"{what} only in {side}: not compared" for what, x, y, side in
+             (("all.tsv", a.all_tsv, b.all_tsv, "A"), ("all.tsv", b.all_tsv, a.all_tsv, "B"),
+              ("decisions", a.decisions, b.decisions, "A"), ("decisions", b.decisions, a.decisions, "B"),
+              ("predictions", a.predictions, b.predictions, "A"), ("predictions", b.predictions, a.predictions, "B"))
+             if x and not y]
+    if not a.decisions and not b.decisions:
+        notes.append("no decisions in either folder: parse and score not compared")
+    return Report(a.root, b.root, [compare_run(r, a, b) for r in runs], env, env_notes, compare_all_tsv(a, b), notes)
 
 
 def rows(report: Report) -> list[dict]:
@@ -333,6 +344,7 @@ def to_json(report: Report) -> dict:
                   "first_stage": r.first_stage, "by_stage": r.by_stage, "notes": r.notes,
                   "items": [vars(d) for d in r.items]} for r in report.runs],
         "environment": report.environment, "environment_notes": report.environment_notes, "all_tsv": report.all_tsv,
+        "notes": report.notes,
     }
 
 
@@ -348,24 +360,26 @@ def _table(header: list[str], body: Iterable[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
 
 
-def render(report: Report, *, max_items: int = 5) -> str:
-    """The report as text: a summary line, the runs that differ with their first items, the
-    environment differences per model and the all.tsv cells."""
+def render(report: Report, *, max_items: int = 5, max_cells: int = 20) -> str:
+    """The report as text: a summary line, the runs that differ with their first items, the runs in
+    one folder only (by model), notes on what could not be compared, the environment differences per
+    model and the all.tsv cells."""
     n = {s: sum(r.status == s for r in report.runs) for s in ("identical", "differs", "only in A", "only in B")}
+    cols = pd.Series([d["column"] for d in report.all_tsv], dtype=object).value_counts()
     lines = [f"A: {report.a}", f"B: {report.b}",
              f"{len(report.runs)} runs: {n['identical']} identical, {n['differs']} differ, {n['only in A']} only in A, "
-             f"{n['only in B']} only in B; all.tsv: {len(report.all_tsv)} cells differ", ""]
-    bad = [r for r in report.runs if r.status != "identical"]
+             f"{n['only in B']} only in B; all.tsv: {len(report.all_tsv)} cells differ"
+             + (f" ({', '.join(f'{c} {k}' for c, k in cols.items())})" if len(cols) else ""), ""]
+    bad = [r for r in report.runs if r.status == "differs"]
     if bad:
         lines += ["Runs whose results differ (first stage: the earliest stage any item differs at)"]
         lines += _table(["model", "dataset", "task", "condition", "prompt", "first stage", "items", "items by first stage"],
-                        [[*(getattr(r.run, f) for f in RUN_FIELDS), r.first_stage or r.status,
+                        [[*(getattr(r.run, f) for f in RUN_FIELDS), r.first_stage or "-",
                           f"{len(r.items)}/{r.n_items}", ", ".join(f"{s} {k}" for s, k in r.by_stage.items())]
                          for r in bad])
         for r in bad:
-            if not r.items and not r.notes:
-                continue
-            lines += ["", f"{r.run.key}: {r.status}" + "".join(f"; {x}" for x in r.notes)]
+            lines += ["", f"{r.run.key}: " + ("; ".join(x for x in r.notes if x.endswith(("only in A", "only in B")))
+                                              or f"{len(r.items)} of {r.n_items} items differ")]
             shown = sorted(r.items, key=lambda d: (STAGES.index(d.stage), d.id))[:max_items]
             if shown:
                 lines += ["  " + x for x in _table(["item", "first stage", "field", "A", "B", "also differs"],
@@ -374,17 +388,28 @@ def render(report: Report, *, max_items: int = 5) -> str:
                                                     for d in shown])]
             if len(r.items) > len(shown):
                 lines.append(f"  … {len(r.items) - len(shown)} more items (--tsv/--json list every one)")
-        lines.append("")
+    elif n["identical"]:
+        lines += ["Every run in both folders has identical results."]
     else:
-        notes = sorted({x for r in report.runs for x in r.notes})
-        lines += ["Every run's predictions and decisions are identical."] + [f"  note: {x}" for x in notes] + [""]
+        lines += ["No run is in both folders."]
+    for side in ("A", "B"):
+        only = pd.Series([r.run.model for r in report.runs if r.status == f"only in {side}"], dtype=object)
+        if len(only):
+            lines += ["", f"Runs only in {side}: " + ", ".join(f"{m} ({k})" for m, k in only.value_counts(sort=False).items())]
+    notes = pd.Series([x for r in report.runs for x in r.notes if not x.endswith(("only in A", "only in B"))],
+                      dtype=object).value_counts(sort=False)
+    lines += [""] + [f"note: {x}" for x in report.notes] + [f"note ({k} runs): {x}" for x, k in notes.items()]
+    lines += [""] if len(notes) or report.notes else []
     lines += _environment_lines(report)
     if report.all_tsv:
+        shown = report.all_tsv[:max_cells]
         lines += ["", "all.tsv cells that differ"]
         lines += _table([*ALL_TSV_KEYS, "column", "A", "B"],
                         [[str(d.get(k, "")) for k in ALL_TSV_KEYS] + [d["column"], _short(d["a"], 24, quote=False),
                                                                   _short(d["b"], 24, quote=False)]
-                         for d in report.all_tsv])
+                         for d in shown])
+        if len(report.all_tsv) > len(shown):
+            lines.append(f"… {len(report.all_tsv) - len(shown)} more cells (--tsv/--json list every one)")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -162,7 +162,17 @@ def test_a_run_in_one_folder_only_is_a_difference(folder_a, tmp_path, capsys):
     rc, out, tsv, report = check(folder_a, b.parent, tmp_path, capsys)  # the checkout holding results/ also works
     assert rc == 1
     assert [r["status"] for r in report["runs"]] == ["identical", "only in A"]
-    assert "random  synth    po    no-audio   mcq-default  only in A" in out
+    assert "Runs only in A: random (1)" in out
+    assert tsv[["condition", "stage", "a", "b"]].values.tolist() == [["no-audio", "run", "present", "-"]]
+
+
+def test_a_copy_of_the_predictions_alone_is_compared_on_what_it_has(folder_a, tmp_path, capsys):
+    b = tmp_path / "b" / "results"
+    shutil.copytree(folder_a / "predictions", b / "predictions")
+    rc, out, tsv, report = check(folder_a, b, tmp_path, capsys)
+    assert rc == 0, out
+    assert [r["status"] for r in report["runs"]] == ["identical", "identical"]
+    assert "note: all.tsv only in A: not compared" in out and "note: decisions only in A: not compared" in out
 
 
 @pytest.mark.parametrize("make, message", [
