@@ -31,6 +31,9 @@ END = "<!-- default-results:end -->"
 HINT = ("the default-results table differs from results/all.tsv; after `make run` on this commit, run "
         "`python -m bench.default_table --write`")
 RUN_KEYS = ["model", "dataset", "task", "condition", "prompt"]
+MACHINE_PREFIX = "Generated on: "
+#: instruction sets whose kernels compute differently (int8 saturation, float summation order)
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_int8")
 ALPHA = 0.05
 
 
@@ -126,6 +129,68 @@ def split_readme(text: str) -> tuple[str, str, str]:
     return split_block(text, START, END, README.name)
 
 
+def machine() -> str:
+    """The machine a run is read on, as the README's block records it: the CPU, the instruction sets whose
+    kernels differ (docs/reproducibility.md) and the core lock."""
+    from lalmbench.core.provenance import cpu_info, lock_digest
+
+    cpu = cpu_info()
+    have = [f for f in ISA_FLAGS if f in cpu["flags"]]
+    lacks = [f for f in ISA_FLAGS if f not in cpu["flags"]]
+    lock = (lock_digest("core") or {}).get("sha256", "none")[:12]
+    return (f"{cpu['machine']} {cpu['model']} ({' '.join(have) or 'none of ' + ' '.join(ISA_FLAGS)}"
+            f"{'; without ' + ' '.join(lacks) if have and lacks else ''}), core lock {lock}")
+
+
+def generated_block(table: pd.DataFrame, where: str = "all.tsv") -> str:
+    """The README's block: the table, then the machine it was generated on."""
+    return render(table, where) + f"\n{MACHINE_PREFIX}{machine()}.\n"
+
+
+def split_generated(block: str) -> tuple[str, str | None]:
+    """(the table, the machine line's machine or None) of a README block."""
+    lines = block.rstrip("\n").split("\n")
+    if lines and lines[-1].startswith(MACHINE_PREFIX):
+        return "\n".join(lines[:-2]) + "\n", lines[-1][len(MACHINE_PREFIX):].rstrip(".")
+    return block, None
+
+
+def _cells(table_md: str) -> dict[tuple[str, str], str]:
+    rows = [ln.strip().strip("|").split("|") for ln in table_md.splitlines() if ln.startswith("|")]
+    if len(rows) < 2:
+        return {}
+    head = [c.strip() for c in rows[0]]
+    return {(r[0].strip(), head[i]): c.strip() for r in rows[2:] for i, c in enumerate(r) if i > 0}
+
+
+def mismatch(readme_block: str, table: pd.DataFrame, where: str = "all.tsv", here: str | None = None) -> str | None:
+    """None when README.md's table is this run's, else what differs and what to do about it: a stale README is
+    regenerated, but cells that differ on another machine are a machine dependence of those models."""
+    ours = render(table, where)
+    theirs, generated_on = split_generated(readme_block)
+    if theirs == ours:
+        return None
+    a, b = _cells(theirs), _cells(ours)
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    cells = "; ".join(f"{task} / {col}: README {a.get((task, col), '-')}, this run {b.get((task, col), '-')}"
+                      for task, col in diff[:12]) + (f" (+{len(diff) - 12} more)" if len(diff) > 12 else "")
+    here = here or machine()
+    cpu_then, _, lock_then = (generated_on or "").rpartition(", core lock ")
+    cpu_now, _, lock_now = here.rpartition(", core lock ")
+    if diff and generated_on and lock_then != lock_now:
+        return (f"README.md: the default table was generated with the core lock {lock_then}, this checkout's is "
+                f"{lock_now}: other packages, other numbers ({len(diff)} cells differ: {cells}); {HINT}")
+    if diff and generated_on and cpu_then != cpu_now:
+        models = sorted({col.split()[0] for _, col in diff})
+        return (f"README.md: the default table was generated on {generated_on}; this run, on {here}, differs in "
+                f"{len(diff)} cells of {', '.join(models)}: {cells}. The same commit and lock should give the "
+                f"same numbers on every x86-64 CPU (docs/reproducibility.md), so {', '.join(models)} computed "
+                f"something this machine's kernels change: compare the two runs' predictions with "
+                f"`python -m lalmbench.checks.replicate` and report it; do not rewrite the README from this machine")
+    return (f"README.md: {HINT}" + (f" ({len(diff)} cells differ: {cells})" if diff else
+                                    " (the same cells, other text around them)"))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tsv", default=str(TSV), help="a default run's all.tsv (default: results/all.tsv)")
@@ -136,7 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"{a.tsv}: not a default run ({problem}); run `make run` with config/config.yaml", file=sys.stderr)
         return 2
-    return emit(a, README, START, END, render(table, a.tsv), HINT)
+    if a.check:
+        _, block, _ = split_readme(README.read_text(encoding="utf-8"))
+        problem = mismatch(block, table, a.tsv)
+        if problem:
+            print(problem, file=sys.stderr)
+        return 1 if problem else 0
+    return emit(a, README, START, END, generated_block(table, a.tsv), HINT)
 
 
 if __name__ == "__main__":

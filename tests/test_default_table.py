@@ -81,6 +81,27 @@ def test_readme_table_agrees_with_the_default_run_in_this_checkout():
     if problem:
         pytest.skip(f"results/all.tsv is not a run of config/config.yaml ({problem})")
     _, block, _ = default_table.split_readme(default_table.README.read_text(encoding="utf-8"))
-    assert block == default_table.render(table, str(tsv)), (
-        "README.md: the default-results table differs from results/all.tsv of a default run; if that run is of "
-        "this commit, run `python -m bench.default_table --write` (else rerun `make run` first)")
+    problem = default_table.mismatch(block, table, str(tsv))
+    assert problem is None, problem
+
+
+def test_a_difference_on_another_machine_names_the_models_not_a_readme_rewrite(tmp_path):
+    readme_rows = [dict(r) for r in ROWS]
+    readme_rows[3]["value"] = 0.75  # signal's beep-count cell, as another machine computed it
+    generated = (default_table.render(default_table.read_all_tsv(all_tsv(tmp_path, readme_rows)))
+                 + "\nGenerated on: x86_64 AMD EPYC (avx2 fma avx512f avx512_vnni), core lock 0123456789ab.\n")
+    table = default_table.read_all_tsv(all_tsv(tmp_path, ROWS))
+    here = "x86_64 AMD EPYC (avx2 fma; without avx512f avx512_vnni), core lock 0123456789ab"
+    problem = default_table.mismatch(generated, table, here=here)
+    assert problem.startswith("README.md: the default table was generated on x86_64 AMD EPYC (avx2 fma avx512f "
+                              "avx512_vnni), core lock 0123456789ab; this run, on x86_64 AMD EPYC (avx2 fma; "
+                              "without avx512f avx512_vnni), core lock 0123456789ab, differs in 1 cells of signal: "
+                              "beep-count / signal: README 0.75*, this run 1.00*.")
+    assert "lalmbench.checks.replicate" in problem and "do not rewrite the README" in problem
+    # the same machine: the README is stale, and the message says how to regenerate it
+    same = default_table.mismatch(generated, table, here=generated.rsplit("Generated on: ", 1)[1].strip().rstrip("."))
+    assert same.startswith("README.md: the default-results table differs") and "--write" in same
+    relocked = default_table.mismatch(generated, table, here=here.replace("0123456789ab", "ba9876543210"))
+    assert relocked.startswith("README.md: the default table was generated with the core lock 0123456789ab, this "
+                               "checkout's is ba9876543210: other packages, other numbers (1 cells differ")
+    assert default_table.mismatch(default_table.generated_block(table), table) is None
