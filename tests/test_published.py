@@ -109,12 +109,14 @@ def test_rule_published_table_reads_the_runs_all_tsv(tmp_path):
 
 
 def test_the_example_config_imports_every_released_entry_as_its_ledger_reads_it():
-    from lalmbench.data.ledger import load_all
+    from lalmbench.data.ledger import items_path, load_all
 
     cfg = yaml.safe_load((Path(__file__).parents[1] / "config" / "examples" / "published.yaml").read_text())
     ledgers = load_all()
     assert ledger_targets(ledgers, cfg["datasets"], cfg["models"]).keys() == {"mmau", "mmar", "sakura"}
     for bench, ledger in ledgers.items():
+        dataset = next(d for d in cfg["datasets"].values() if d["adapter"] == ledger["preset"])
+        assert dataset["params"]["items"] == str(items_path("published", bench, ledger))    # where fetch copies them
         for rel in ledger.get("released") or []:
             model = cfg["models"][rel["model_key"]]
             assert model["backend"] == "imported"
