@@ -47,46 +47,31 @@ def official_spec(preset: str) -> dict | None:
 
 
 def file_items(records: list[dict], today: dict[str, dict]) -> list[dict]:
-    """Items as the released file states them (question, choices, answer), meta from today's item of
-    the same id; records that carry no choices or whose answer is none of them are left out."""
-    from lalmbench.core.items import LABELS
+    """Items as the released file states them (question, choices, answer), as the workflow rebuilds
+    them with ``items_from: predictions`` (lalmbench.scoring.item_versions.own_item); records that
+    carry no choices or answer, whose id is not among today's items, or whose answer is none of their
+    choices are left out."""
+    from lalmbench.scoring.item_versions import FIELDS, own_item
 
     out = []
     for r in records:
-        choices = r.get("choices")
-        if not isinstance(choices, list) or r.get("answer") in (None, ""):
+        if not isinstance(r.get("choices"), list) or r.get("answer") in (None, "") or r["id"] not in today:
             continue
-        opts = [{"label": LABELS[i], "text": str(c)} for i, c in enumerate(choices)]
-        gold = next((o["label"] for o in opts if o["text"] == str(r["answer"])), None)
-        if gold is None:
-            continue
-        base = today.get(r["id"], {})
-        out.append({"id": r["id"], "question": r.get("question"), "options": opts, "answer_label": gold,
-                    "answer_text": str(r["answer"]), "meta": dict(base.get("meta") or {})})
+        rebuilt = own_item({f: r[f] for f in FIELDS if f in r}, today[r["id"]])
+        if rebuilt is not None:
+            out.append(rebuilt)
     return out
 
 
 def drift(records: list[dict], today: dict[str, dict]) -> dict:
-    """How the items a released file carries differ from today's: ids not in today's items, and per
-    field (question, choices, answer) the records whose value differs."""
-    out = {"ids_missing": 0, "question": 0, "choices": 0, "answer": 0, "any": 0}
-    for r in records:
-        it = today.get(r["id"])
-        if it is None:
-            out["ids_missing"] += 1
-            continue
-        diff = False
-        if "question" in r and r["question"] is not None and str(r["question"]).strip() != str(it["question"]).strip():
-            out["question"] += 1
-            diff = True
-        if isinstance(r.get("choices"), list) and [str(c) for c in r["choices"]] != [o["text"] for o in it["options"]]:
-            out["choices"] += 1
-            diff = True
-        if r.get("answer") not in (None, "") and str(r["answer"]) != it["answer_text"]:
-            out["answer"] += 1
-            diff = True
-        out["any"] += diff
-    return out
+    """How the items a released file carries differ from today's, counted by the workflow's own check
+    (lalmbench.scoring.item_versions.compare, rule item_version_check): ids not in today's items, per
+    field (question, choices, answer) the records whose value differs, and how many differ at all."""
+    from lalmbench.scoring.item_versions import FIELDS, compare
+
+    own = {r["id"]: {f: r[f] for f in FIELDS if f in r} for r in records}
+    s = compare({i: o for i, o in own.items() if o}, today.values(), own)
+    return {"ids_missing": s["not_in_items"], **{f: s["by_field"].get(f, 0) for f in FIELDS}, "any": s["differ"]}
 
 
 def headline_breakdown(summary: dict) -> dict[str, float | None]:

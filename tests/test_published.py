@@ -108,13 +108,87 @@ def test_rule_published_table_reads_the_runs_all_tsv(tmp_path):
     shutil.rmtree(wd / "results", ignore_errors=True)
 
 
+#: MMAR items (MMAR-meta.jsonl): m2 has a blank choice (kept), m4's answer was corrected after the outputs
+MMAR_ITEMS = [
+    {"id": "m1", "question": "Which animal?", "choices": ["dog", "cat", "cow"], "answer": "cat"},
+    {"id": "m2", "question": "Did he enter?", "choices": ["Entered", "Did not enter", ""], "answer": "Entered"},
+    {"id": "m3", "question": "Which colour?", "choices": ["red", "blue"], "answer": "blue"},
+    {"id": "m4", "question": "Who invented it?", "choices": ["Thomas Edison", "Alexander Graham Bell"],
+     "answer": "Alexander Graham Bell"},
+    {"id": "m5", "question": "How many?", "choices": ["one", "two"], "answer": "two"},
+]
+#: released outputs carrying the items they were made on (m4 on the old answer); m5 has none
+RELEASED = [{**it, "prediction": out} for it, out in zip(MMAR_ITEMS, ["cat", "Entered", "red", "Thomas Edison"])]
+RELEASED[3]["answer"] = "Thomas Edison"
+
+
+@pytest.mark.slow
+def test_the_published_config_scores_a_ledgers_released_outputs_end_to_end_with_no_audio(tmp_path):
+    """A user's path: a ledger pins a benchmark's item file and released outputs in a repository;
+    ``ledger fetch`` copies both; config/examples/published.yaml's MMAR entries, pointed at them, run
+    through the workflow with no audio anywhere. The blank-choice item is scored, the output made on
+    the old answer is flagged, and the published table sets the paper's number beside both values."""
+    import subprocess
+
+    from lalmbench.data.ledger import fetch_items, fetch_released, items_path, released_path, validate_ledger
+    from tests.workflow import copy_workflow, snakemake
+
+    src = tmp_path / "src" / "lab" / "mmar"
+    src.mkdir(parents=True)
+    items_body = "".join(json.dumps({**it, "audio_path": f"./audio/{it['id']}.wav", "modality": "sound",
+                                     "category": "Signal Layer", "sub-category": "Counting", "language": None}) + "\n"
+                         for it in MMAR_ITEMS).encode()
+    (src / "MMAR-meta.jsonl").write_bytes(items_body)
+    (src / "outputs.json").write_text(json.dumps(RELEASED))
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "items and outputs"]):
+        subprocess.run(git + args, cwd=src, check=True, capture_output=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, check=True, capture_output=True,
+                            text=True).stdout.strip()
+    pin = {"repo": "lab/mmar", "commit": commit}
+    ledger = validate_ledger({
+        "benchmark": "MMAR", "preset": "mmar", "items": {**pin, "path": "MMAR-meta.jsonl"},
+        "published": [{"id": "lab@paper", "model": "Lab model", "value": 40.0, "settings": {},
+                       "source": {"kind": "paper", "arxiv": "2501.00001", "where": "Table 1"}}],
+        "released": [{"id": "lab@release", "model": "Lab model", "released_by": "the model's authors",
+                      "compare_with": "lab@paper", "model_key": "pub-mmar-lab", "outputs": [{**pin, "path": "outputs.json"}],
+                      "read": {"output": "prediction", "carry": {"question": "question", "choices": "choices",
+                                                                 "answer": "answer"}},
+                      "labels": "hidden", "settings": {}}]}, "mmar.yaml")
+    wd = copy_workflow(tmp_path / "wd")
+    template = str(tmp_path / "src" / "{owner}" / "{name}" / ".git")
+    fetch_released({"mmar": ledger}, wd / "published", git_dir_template=template)
+    fetch_items({"mmar": ledger}, wd / "published", git_dir_template=template)
+    (wd / "lalmbench" / "data" / "published" / "mmar.yaml").write_text(yaml.safe_dump(ledger))
+
+    example = yaml.safe_load((wd / "config" / "examples" / "published.yaml").read_text())
+    config = {**example, "datasets": {"mmar": example["datasets"]["mmar"]},
+              "tasks": {"mmar": {**example["tasks"]["mmar"], "models": ["pub-mmar-lab"]}},
+              "models": {"pub-mmar-lab": {"backend": "imported", "max_error_rate": 0.5, "params": {
+                  "predictions": str(released_path("published", "mmar", "lab@release")), "labels": "hidden"}}}}
+    assert config["datasets"]["mmar"]["params"]["items"] == str(items_path("published", "mmar", ledger))
+    (wd / "published.yaml").write_text(yaml.safe_dump(config))
+    assert not (wd / "published" / "items" / "mmar" / "audio").exists()                  # no audio folder
+    snakemake(wd, "--configfile=published.yaml", "results/all.tsv", "results/tables/published_mmar.tsv")
+
+    row = pd.read_csv(wd / "results" / "all.tsv", sep="\t").set_index("model").loc["pub-mmar-lab"]
+    assert row["n"] == 5 and row["value"] == pytest.approx(0.4)        # m1, m2 right; m5 has no output
+    assert row["value_official"] == pytest.approx(0.4) and row["n_official"] == 5
+    assert "1 of 4 outputs were made on a different version of the item: answer 1" in row["flags"]
+    pub = pd.read_csv(wd / "results" / "tables" / "published_mmar.tsv", sep="\t").set_index("entry").loc["lab@release"]
+    assert (pub["published"], pub["value_official"], pub["value"], pub["flag"]) == (40.0, 40.0, 40.0, "inside")
+    shutil.rmtree(wd / "results", ignore_errors=True)
+
+
 def test_the_example_config_imports_every_released_entry_as_its_ledger_reads_it():
-    from lalmbench.data.ledger import load_all
+    from lalmbench.data.ledger import items_path, load_all
 
     cfg = yaml.safe_load((Path(__file__).parents[1] / "config" / "examples" / "published.yaml").read_text())
     ledgers = load_all()
     assert ledger_targets(ledgers, cfg["datasets"], cfg["models"]).keys() == {"mmau", "mmar", "sakura"}
     for bench, ledger in ledgers.items():
+        dataset = next(d for d in cfg["datasets"].values() if d["adapter"] == ledger["preset"])
+        assert dataset["params"]["items"] == str(items_path("published", bench, ledger))    # where fetch copies them
         for rel in ledger.get("released") or []:
             model = cfg["models"][rel["model_key"]]
             assert model["backend"] == "imported"

@@ -9,14 +9,20 @@ from them. :func:`fetch_released` turns each released entry into ``<out>/<benchm
 (``id``, ``raw_output`` and, when the file carries them, the ``question``/``choices``/``answer``
 the outputs were made on), which a ``backend: imported`` model entry then scores like any run.
 
+:func:`fetch_items` copies the item file(s) each ledger pins into ``<out>/items/<benchmark>/<path>``
+(a folder: the files its preset's ``pattern`` names, never its audio), the paths
+config/examples/published.yaml reads.
+
 Usage: ``python -m lalmbench.data.ledger check`` validates every ledger;
 ``python -m lalmbench.data.ledger fetch --out published`` downloads and normalises the released
-outputs (``--git-dir-template`` reads them from local clones instead of GitHub).
+outputs and the item files (``--git-dir-template``, or ``LALMBENCH_GIT_DIR_TEMPLATE``, reads them
+from local clones or bare mirrors instead of GitHub).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import urllib.request
@@ -33,6 +39,10 @@ LEDGER_DIR = HERE / "published"
 SCHEMA_PATH = HERE / "ledger_schema.yaml"
 #: raw file of a repository at a commit
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+#: every file of a repository at a commit (GitHub's trees API), to find the item files in a folder
+TREE_URL = "https://api.github.com/repos/{repo}/git/trees/{commit}?recursive=1"
+#: the environment variable ``fetch --git-dir-template`` defaults to
+GIT_DIR_ENV = "LALMBENCH_GIT_DIR_TEMPLATE"
 #: fields a normalised record may carry from the released file, for the revision check
 CARRIED = ("question", "choices", "answer")
 
@@ -221,22 +231,31 @@ def normalise(records: list[dict], read: Mapping[str, Any], *, joined: Mapping[s
 
 # --- fetching ---------------------------------------------------------------------------------------
 
+def _git(source: Mapping[str, Any], git_dir_template: str, *args: str) -> bytes:
+    """``git --git-dir <the repository's clone> args``: its stdout, or an error naming the file."""
+    repo, commit, path = source["repo"], source["commit"], source["path"]
+    owner, name = repo.split("/", 1)
+    git_dir = git_dir_template.format(owner=owner, name=name)
+    proc = subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True)
+    if proc.returncode != 0:
+        raise InputError(f"{repo}@{commit[:10]}:{path}: not in {git_dir}: "
+                         f"{proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
+def _url(url: str, timeout: float) -> bytes:
+    with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (a pinned https URL)
+        return resp.read()
+
+
 def fetch_bytes(source: Mapping[str, Any], *, git_dir_template: str | None = None, timeout: float = 60.0) -> bytes:
     """A released file's bytes, checked against its ``sha256``: from a local clone when
     ``git_dir_template`` (``{owner}``, ``{name}``) is given, else from GitHub at the pinned commit."""
     repo, commit, path = source["repo"], source["commit"], source["path"]
     if git_dir_template:
-        owner, name = repo.split("/", 1)
-        git_dir = git_dir_template.format(owner=owner, name=name)
-        proc = subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{path}"], capture_output=True)
-        if proc.returncode != 0:
-            raise InputError(f"{repo}@{commit[:10]}:{path}: not in {git_dir}: "
-                             f"{proc.stderr.decode(errors='replace').strip()}")
-        data = proc.stdout
+        data = _git(source, git_dir_template, "show", f"{commit}:{path}")
     else:
-        url = RAW_URL.format(repo=repo, commit=commit, path=path)
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (a pinned https URL)
-            data = resp.read()
+        data = _url(RAW_URL.format(repo=repo, commit=commit, path=path), timeout)
     digest = hashlib.sha256(data).hexdigest()
     if source.get("sha256") and digest != source["sha256"]:
         raise InputError(f"{repo}@{commit[:10]}:{path}: sha256 {digest} differs from the ledger's {source['sha256']}")
@@ -300,6 +319,74 @@ def fetch_released(ledgers: Mapping[str, dict], out_dir: str | Path, *, only: It
     return done
 
 
+# --- item files -------------------------------------------------------------------------------------
+
+def _glob_regex(pattern: str) -> re.Pattern:
+    """A folder glob as :meth:`pathlib.Path.glob` reads it (``**/`` any folders or none, ``*`` and ``?``
+    within one name), for the paths a repository listing gives."""
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:[^/]+/)*", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        else:
+            out, i = out + {"*": "[^/]*", "?": "[^/]"}.get(pattern[i], re.escape(pattern[i])), i + 1
+    return re.compile(out + r"\Z")
+
+
+def _tree(source: Mapping[str, Any], *, git_dir_template: str | None, timeout: float) -> list[str]:
+    """The files of ``source``'s repository at its commit under its ``path`` (the path itself when it
+    is a file)."""
+    repo, commit, path = source["repo"], source["commit"], source["path"].strip("/")
+    if git_dir_template:
+        listing = _git(source, git_dir_template, "ls-tree", "-r", "--name-only", "-z", commit, "--", path)
+        files = [f for f in listing.decode().split("\0") if f]
+    else:
+        tree = json.loads(_url(TREE_URL.format(repo=repo, commit=commit), timeout))
+        if tree.get("truncated"):
+            raise InputError(f"{repo}@{commit[:10]}: GitHub's listing of the repository is truncated; "
+                             f"read it from a clone (--git-dir-template)")
+        files = [e["path"] for e in tree.get("tree") or [] if e.get("type") == "blob"]
+    return [f for f in files if f == path or f.startswith(path + "/")]
+
+
+def items_path(out_dir: str | Path, benchmark: str, ledger: Mapping[str, Any]) -> Path:
+    """Where :func:`fetch_items` writes a ledger's item file or folder (the config's ``params.items``)."""
+    return Path(out_dir) / "items" / benchmark / ledger["items"]["path"].strip("/")
+
+
+def fetch_items(ledgers: Mapping[str, dict], out_dir: str | Path, *, git_dir_template: str | None = None,
+                timeout: float = 60.0) -> list[dict]:
+    """Copy each ledger's pinned item file (sha256-checked) into ``<out_dir>/items/<benchmark>/<path>``;
+    an item folder gives the files of it its preset's ``pattern`` names (SAKURA's ``*/metadata.csv``,
+    not the audio beside them). One summary per ledger (path, files)."""
+    from lalmbench.data.adapters.benchmarks import preset
+
+    done = []
+    for bench, ledger in ledgers.items():
+        src, target = ledger["items"], items_path(out_dir, bench, ledger)
+        root = src["path"].strip("/")
+        files = [root] if src.get("sha256") else _tree(src, git_dir_template=git_dir_template, timeout=timeout)
+        if files != [root]:
+            globs = preset(ledger["preset"]).get("pattern")
+            if not globs:
+                raise InputError(f"ledger {bench!r}: items {src['repo']}:{root} is a folder and preset "
+                                 f"{ledger['preset']!r} names no file pattern to find its item files")
+            regexes = [_glob_regex(g) for g in ([globs] if isinstance(globs, str) else globs)]
+            files = [f for f in files if any(r.match(f[len(root) + 1:]) for r in regexes)]
+            if not files:
+                raise InputError(f"ledger {bench!r}: no file matching {globs} under "
+                                 f"{src['repo']}@{src['commit'][:10]}:{root}")
+        for f in files:
+            dest = target if f == root else target / f[len(root) + 1:]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            one = {**src, "path": f} if f == root else {"repo": src["repo"], "commit": src["commit"], "path": f}
+            dest.write_bytes(fetch_bytes(one, git_dir_template=git_dir_template, timeout=timeout))
+        done.append({"benchmark": bench, "path": str(target), "files": len(files)})
+    return done
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -307,11 +394,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--ledger-dir", default=str(LEDGER_DIR), help="the ledger folder (default: the package's)")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("check", help="validate every ledger file")
-    f = sub.add_parser("fetch", help="download and normalise the released outputs")
+    f = sub.add_parser("fetch", help="download and normalise the released outputs; copy the item files")
     f.add_argument("--out", default="published", help="output folder (default: published)")
     f.add_argument("--benchmark", action="append", default=[], help="only these ledgers (file stems)")
     f.add_argument("--entry", action="append", default=[], help="only these released entry ids")
-    f.add_argument("--git-dir-template", help='read from local clones, e.g. "/src/{owner}/{name}/.git"')
+    f.add_argument("--git-dir-template", default=os.environ.get(GIT_DIR_ENV) or None,
+                   help='read from local clones or bare mirrors, e.g. "/src/{owner}/{name}/.git" '
+                        f'(default: ${GIT_DIR_ENV}; unset: GitHub)')
+    f.add_argument("--no-items", action="store_true", help="only the released outputs, not the item files")
     a = p.parse_args(argv)
     ledgers = load_all(a.ledger_dir)
     if a.cmd == "check":
@@ -325,6 +415,9 @@ def main(argv: list[str] | None = None) -> None:
         ledgers = {k: v for k, v in ledgers.items() if k in a.benchmark}
     for row in fetch_released(ledgers, a.out, only=a.entry, git_dir_template=a.git_dir_template):
         print(f"{row['path']}: {row['records']} outputs" + (f"; left out {row['left_out']}" if row["left_out"] else ""))
+    if not a.no_items:
+        for row in fetch_items(ledgers, a.out, git_dir_template=a.git_dir_template):
+            print(f"{row['path']}: {row['files']} item file{'s' * (row['files'] != 1)}")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ prediction row's ``extra`` as ``own_item``), so they are compared with our items
 
 Texts are compared with runs of whitespace collapsed; case and punctuation count (a corrected typo
 is another version). A question field that holds the whole prompt the output was made with (Audio
-Flamingo 3's TACoBeLAL outputs) matches when our question is inside it. An answer matches when it is
-the item's answer text or its label.
+Flamingo 3's TACoBeLAL outputs) matches when our question is inside it. Choices are compared with the
+list the benchmark's file holds when the reader kept it (``item["published"]``: MMAR's blank choice,
+MMAU's repeated ones), else with the options. An answer matches when it is the item's answer text (as
+read or as the file stores it) or its label.
 """
 from __future__ import annotations
 
@@ -38,13 +40,24 @@ def _norm(text: Any) -> str:
 
 
 def _choices(own: Mapping[str, Any]) -> list[str]:
-    """An output's own choices as the reader keeps a benchmark's: stripped, a repeated choice once
-    (MMAU lists some twice; lalmbench.data.adapters.reader, ``duplicate_choices: merge``)."""
+    """An output's own choices as the reader makes options of a benchmark's: stripped, a blank one left
+    out (MMAR's ``['Entered', 'Did not enter', '']``), a repeated one once (MMAU lists some twice;
+    lalmbench.data.adapters.reader, ``duplicate_choices: merge``)."""
     out: list[str] = []
     for c in own.get("choices") or []:
-        if str(c).strip() not in out:
+        if str(c).strip() and str(c).strip() not in out:
             out.append(str(c).strip())
     return out
+
+
+def _same_choices(own: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
+    """Whether an output's own choice list is the item's: the file's list entry by entry when the
+    reader kept it (blank and repeated entries are part of what the official rules read), else the
+    options."""
+    published = (item.get("published") or {}).get("choices")
+    if published is not None:
+        return [_norm(c) for c in own.get("choices") or []] == [_norm(c) for c in published]
+    return [_norm(c) for c in _choices(own)] == [_norm(o.get("text", "")) for o in item.get("options") or []]
 
 
 def differences(own: Mapping[str, Any], item: Mapping[str, Any]) -> list[str]:
@@ -54,12 +67,12 @@ def differences(own: Mapping[str, Any], item: Mapping[str, Any]) -> list[str]:
     ours = _norm(item.get("question") or "")
     if "question" in own and _norm(own["question"]) != ours and not (ours and ours in _norm(own["question"])):
         out.append("question")
-    texts = [_norm(o.get("text", "")) for o in item.get("options") or []]
-    if "choices" in own and [_norm(c) for c in _choices(own)] != texts:
+    if "choices" in own and not _same_choices(own, item):
         out.append("choices")
     if "answer" in own:
         a = _norm(own["answer"])
-        golds = {_norm(item.get("answer_text") or ""), str(item.get("answer_label") or "")}
+        golds = {_norm(item.get("answer_text") or ""), str(item.get("answer_label") or ""),
+                 _norm((item.get("published") or {}).get("answer") or "")}
         golds |= {_norm(r) for r in item.get("references") or []}
         if a not in golds - {""}:
             out.append("answer")
@@ -131,10 +144,30 @@ def own_item(own: Mapping[str, Any], item: Mapping[str, Any]) -> dict | None:
         gold = labels.index(answer)
     else:
         return None
-    return {**item, "question": str(own.get("question", item.get("question"))),
-            "options": [{"label": lab, "text": c, "type": "choice", "meta": {}} for lab, c in zip(labels, choices)],
-            "answer_label": labels[gold], "answer_text": choices[gold],
-            "meta": {**(item.get("meta") or {}), "item_from": "predictions"}}
+    rebuilt = {**item, "question": str(own.get("question", item.get("question"))),
+               "options": [{"label": lab, "text": c, "type": "choice", "meta": {}} for lab, c in zip(labels, choices)],
+               "answer_label": labels[gold], "answer_text": choices[gold],
+               "meta": {**(item.get("meta") or {}), "item_from": "predictions"}}
+    rebuilt.pop("published", None)
+    if published := _own_published(own, item, choices, choices[gold]):
+        rebuilt["published"] = published
+    return rebuilt
+
+
+def _own_published(own: Mapping[str, Any], item: Mapping[str, Any], options: list[str], gold: str) -> dict | None:
+    """``published`` of an item rebuilt from its output's own fields: the official rules read the
+    choice list and answer as that file stores them (blank and repeated entries in place), as the
+    reader keeps them for a benchmark's file; None when they are the options and gold text."""
+    if own.get("choices"):
+        choices = [str(c) for c in own["choices"]]
+    elif (item.get("published") or {}).get("choices") is not None:
+        choices = list(item["published"]["choices"])
+    else:
+        return None
+    answer = str(own["answer"]) if "answer" in own and _norm(own["answer"]) == _norm(gold) else gold
+    if choices == options and answer == gold:
+        return None
+    return {"choices": choices, "answer": answer}
 
 
 def _own_items(preds: pd.DataFrame) -> dict[str, dict]:

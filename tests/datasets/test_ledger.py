@@ -1,6 +1,7 @@
 """The published-numbers ledgers: every shipped file validates and names its sources; bad entries are
 errors naming the file and entry; released outputs are read into one (item id, output) per record,
-from a pinned commit, checked by sha256."""
+from a pinned commit, checked by sha256; the item files are copied beside them, a folder's by its
+preset's file pattern (no audio)."""
 import copy
 import hashlib
 import json
@@ -11,8 +12,9 @@ import pytest
 import yaml
 
 from lalmbench.core.io import InputError
-from lalmbench.data.ledger import (LEDGER_DIR, fetch_released, load_all, load_ledger, normalise, released_path,
-                                   validate_ledger)
+from lalmbench.data import ledger as ledger_module
+from lalmbench.data.ledger import (LEDGER_DIR, RAW_URL, TREE_URL, fetch_items, fetch_released, items_path, load_all,
+                                   load_ledger, main, normalise, released_path, validate_ledger)
 
 TOY = Path(__file__).parents[1] / "data" / "published" / "toy.yaml"
 
@@ -108,3 +110,80 @@ def test_fetch_reads_the_pinned_commit_and_checks_its_sha256(tmp_path):
     bad["released"][0]["outputs"][0]["sha256"] = "0" * 64
     with pytest.raises(InputError, match="out.json: sha256 .* differs from the ledger's 000"):
         fetch_released({"toy": bad}, tmp_path / "out2", git_dir_template=template)
+
+
+def _commit_tree(repo: Path, files: dict[str, bytes]) -> str:
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q")
+    for rel, body in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(body)
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "items")
+    return _git(repo, "rev-parse", "HEAD")
+
+
+#: a SAKURA-like repository: each track's metadata.csv with its audio beside it, a README
+SAKURA_FILES = {"data/Animal/metadata.csv": b"file,attribute\ncat0.wav,cat\n", "data/Animal/audio/cat0.wav": b"RIFF",
+                "data/Gender/metadata.csv": b"file,attribute\nm0.wav,male\n", "data/Gender/audio/m0.wav": b"RIFF",
+                "data/README.md": b"tracks", "README.md": b"top"}
+
+
+def test_fetch_copies_the_item_files_a_config_reads_never_the_audio(tmp_path, monkeypatch):
+    """A folder of items gives the files its preset's pattern names (SAKURA's */metadata.csv), a file
+    its pinned bytes (sha256 checked), each where config/examples/published.yaml looks; the CLI reads
+    local mirrors named by $LALMBENCH_GIT_DIR_TEMPLATE."""
+    sakura_commit = _commit_tree(tmp_path / "src" / "lab" / "sakura", SAKURA_FILES)
+    body = json.dumps([{"id": "q1", "question": "?", "choices": ["a", "b"], "answer": "a"}]).encode()
+    mmau_commit = _commit_tree(tmp_path / "src" / "lab" / "mmau", {"mmau-test-mini.json": body, "audio/q1.wav": b"RIFF"})
+    sakura = {**toy(), "preset": "sakura", "items": {"repo": "lab/sakura", "commit": sakura_commit, "path": "data"},
+              "released": []}
+    mmau = {**toy(), "items": {"repo": "lab/mmau", "commit": mmau_commit, "path": "mmau-test-mini.json",
+                               "sha256": hashlib.sha256(body).hexdigest()}, "released": []}
+    template = str(tmp_path / "src" / "{owner}" / "{name}" / ".git")
+    done = fetch_items({"sakura": sakura, "mmau": mmau}, tmp_path / "out", git_dir_template=template)
+    assert [(d["benchmark"], d["files"]) for d in done] == [("sakura", 2), ("mmau", 1)]
+    got = sorted(str(f.relative_to(tmp_path / "out")) for f in (tmp_path / "out").rglob("*") if f.is_file())
+    assert got == ["items/mmau/mmau-test-mini.json", "items/sakura/data/Animal/metadata.csv",
+                   "items/sakura/data/Gender/metadata.csv"]
+    assert items_path(tmp_path / "out", "mmau", mmau).read_bytes() == body
+    assert (items_path(tmp_path / "out", "sakura", sakura) / "Gender" / "metadata.csv").read_bytes() == \
+        SAKURA_FILES["data/Gender/metadata.csv"]
+    with pytest.raises(InputError, match="mmau-test-mini.json: sha256 .* differs"):
+        fetch_items({"mmau": {**mmau, "items": {**mmau["items"], "sha256": "1" * 64}}}, tmp_path / "bad",
+                    git_dir_template=template)
+    with pytest.raises(InputError, match=r"ledger 'sakura': no file matching \*/metadata.csv under lab/sakura"):
+        fetch_items({"sakura": {**sakura, "items": {**sakura["items"], "path": "data/Animal/audio"}}},
+                    tmp_path / "bad", git_dir_template=template)
+
+    ledgers = tmp_path / "ledgers"
+    ledgers.mkdir()
+    (ledgers / "sakura.yaml").write_text(yaml.safe_dump(sakura))
+    monkeypatch.setenv("LALMBENCH_GIT_DIR_TEMPLATE", template)
+    main(["--ledger-dir", str(ledgers), "fetch", "--out", str(tmp_path / "cli")])
+    assert (tmp_path / "cli" / "items" / "sakura" / "data" / "Animal" / "metadata.csv").is_file()
+    assert not list((tmp_path / "cli").rglob("*.wav"))
+
+
+def test_without_a_clone_a_folder_is_listed_by_githubs_tree_api(tmp_path, monkeypatch):
+    commit = "a" * 40
+    tree = {"truncated": False, "tree": [{"path": p, "type": "blob"} for p in SAKURA_FILES] +
+            [{"path": "data/Animal", "type": "tree"}]}
+    asked = []
+
+    def url(address: str, timeout: float) -> bytes:
+        asked.append(address)
+        if address == TREE_URL.format(repo="lab/sakura", commit=commit):
+            return json.dumps(tree).encode()
+        return SAKURA_FILES[address.split(f"/{commit}/", 1)[1]]
+
+    monkeypatch.setattr(ledger_module, "_url", url)
+    sakura = {**toy(), "preset": "sakura", "items": {"repo": "lab/sakura", "commit": commit, "path": "data"}}
+    assert fetch_items({"sakura": sakura}, tmp_path)[0]["files"] == 2
+    assert asked == [TREE_URL.format(repo="lab/sakura", commit=commit)] + [
+        RAW_URL.format(repo="lab/sakura", commit=commit, path=f"data/{t}/metadata.csv") for t in ("Animal", "Gender")]
+    assert (tmp_path / "items" / "sakura" / "data" / "Animal" / "metadata.csv").read_bytes() == \
+        SAKURA_FILES["data/Animal/metadata.csv"]
+    tree["truncated"] = True
+    with pytest.raises(InputError, match="listing of the repository is truncated; read it from a clone"):
+        fetch_items({"sakura": sakura}, tmp_path / "t")

@@ -25,6 +25,40 @@ def test_each_field_is_compared_as_the_reader_keeps_it():
     assert differences({"question": "which animal?"}, item) == ["question"]          # a corrected typo counts
 
 
+def test_a_list_the_reader_kept_as_published_is_compared_entry_by_entry():
+    """MMAR's blank choice and MMAU's repeated ones are no options, but they are the file's list: an
+    output made on that same list is the same version (the released MMAR outputs all carry
+    ['Entered', 'Did not enter', '']); one made on the list without the blank is not."""
+    mmar = {**_item("m", question="Did he enter?", options=OPTS[:2], answer="A"),
+            "published": {"choices": ["dog", "cat", ""], "answer": "dog"}}
+    assert differences({"question": "Did he enter?", "choices": ["dog", "cat", ""]}, mmar) == []
+    assert differences({"choices": ["dog", "cat"]}, mmar) == ["choices"]
+    assert differences({"choices": ["dog", "", "cat"]}, mmar) == ["choices"]
+    padded = {**_item("p"), "published": {"choices": ["dog", "cat ", "cat", "cow"], "answer": "cat "}}
+    assert differences({"choices": ["dog", "cat", "cat", "cow"], "answer": "cat "}, padded) == []
+    s = compare({"m": {"choices": ["dog", "cat", ""]}}, [mmar], ["m"])
+    assert s["differ"] == 0 and flag(s) is None
+
+
+def test_an_item_rebuilt_from_its_output_is_read_by_the_official_rule_as_that_file_lists_it():
+    """items_from: predictions: the official rule reads the output's own list and answer, not the
+    file read today (whose kept list names another answer), and a blank own choice is no option."""
+    from lalmbench.scoring.official import mmau_string_match
+
+    today = {**_item("e", options=[{"label": "A", "text": "Thomas Edison"}, {"label": "B", "text": "Nikola Tesla"},
+                                   {"label": "C", "text": "Alexander Graham Bell"}], answer="C"),
+             "published": {"choices": ["Thomas Edison", "Nikola Tesla", "Alexander Graham Bell "],
+                           "answer": "Alexander Graham Bell "}}
+    own = {"choices": ["Thomas Edison", "Nikola Tesla", "Alexander Graham Bell"], "answer": "Thomas Edison"}
+    rebuilt = own_item(own, today)
+    assert rebuilt["answer_label"] == "A" and "published" not in rebuilt
+    assert [r.score for r in mmau_string_match([today, rebuilt], ["Thomas Edison"] * 2, {})] == [0.0, 1.0]
+    blank = own_item({"choices": ["Entered", "Did not enter", ""], "answer": "Entered"}, _item("b"))
+    assert [o["text"] for o in blank["options"]] == ["Entered", "Did not enter"]
+    assert blank["published"] == {"choices": ["Entered", "Did not enter", ""], "answer": "Entered"}
+    assert mmau_string_match([blank], ["Entered"], {})[0].reason == "choices as published (a blank choice kept)"
+
+
 def test_drift_is_counted_per_field_and_flagged_in_words():
     items = [_item(f"i{k}") for k in range(6)]
     own = {"i0": {"question": "Which animal?", "choices": ["dog", "cat", "cow"], "answer": "cat"},
