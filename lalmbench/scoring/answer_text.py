@@ -1,5 +1,6 @@
 """Reading a model's free-text answer the way a grader does: what is scratchpad, where sentences and
-clauses end, which clauses are negated, uncertain or a refusal, and which option texts a span names.
+clauses end, which clauses are negated, uncertain or a refusal, and which outputs answer nothing
+(which option texts a span names is :mod:`lalmbench.scoring.option_text`).
 
 Used by :mod:`lalmbench.scoring.parse` (the stages and their order live there). Everything here is linear
 in the length of the output: one regex pass or one ``str.find`` loop per question asked, never a
@@ -7,12 +8,10 @@ copy of a prefix per match, so a 1 MB degenerate output costs milliseconds.
 """
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Sequence
 
 # --- clean-up --------------------------------------------------------------------------------------
@@ -252,168 +251,7 @@ def vetoes(text: str, masked: str) -> Vetoes:
     return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)))
 
 
-# --- option phrases --------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\w+#?")
-ARTICLES = frozenset({"a", "an", "the"})
-
-
-@lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """Light morphology, the same on both sides: case, and plural ``s``/``es``/``ies``."""
-    w = word.casefold()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
-
-
-def _forms(word: str) -> list[str]:
-    """Spellings whose :func:`stem` is ``word`` (``beep`` -> ``beep``, ``beeps``)."""
-    return sorted({word} | {f for f in (word + "s", word + "es", word[:-1] + "ies") if stem(f) == word})
-
-
-def _literal_first(forms: list[str]) -> str:
-    """Alternation of ``forms`` written as common literal prefix + rest, so the regex engine can
-    scan for the literal (a pattern that starts with a lookaround is tried at every position)."""
-    prefix = os.path.commonprefix(forms)
-    rests = sorted({f[len(prefix):] for f in forms}, key=len, reverse=True)
-    alt = "|".join(re.escape(r) for r in rests)
-    # whole word: the character before the prefix is not a word character
-    return rf"{re.escape(prefix)}(?<![\w#][\s\S]{{{len(prefix)}}})(?:{alt})" if prefix else rf"(?<![\w#])(?:{alt})"
-
-
-_GAP = r"[\W_]+(?:(?:a|an|the)[\W_]+)?"
-#: an option sentence that starts with one of these may be restated with its subject named
-SUBJECT_PRONOUNS = frozenset({"he", "she", "they", "it", "we", "i", "you"})
-
-
-@dataclass(frozen=True)
-class OptionPhrase:
-    label: str
-    words: tuple[str, ...]  # stemmed words, articles dropped (kept when that leaves nothing)
-    raw: str  # short option texts ("C", "G#", "A") are matched case-sensitively on their raw form
-    pattern: re.Pattern  # on the lower-cased text, except short texts (case-sensitive, raw text)
-
-    @property
-    def short(self) -> bool:
-        return len(self.raw) <= 2
-
-
-@lru_cache(maxsize=1 << 16)
-def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
-    """(stemmed content words, raw text, compiled pattern) of one option text, cached per text:
-    option texts recur across items with different option sets."""
-    raw = text.strip()
-    words = tuple(stem(t) for t in _TOKEN.findall(raw))
-    if not words:
-        return None
-    content = tuple(w for w in words if w not in ARTICLES) or words
-    if len(raw) <= 2:
-        return content, raw, re.compile(_literal_first([raw]) + r"(?![\w#])")
-    first, *rest = content
-
-    def body(words) -> str:
-        return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)
-
-    pattern = _literal_first(_forms(first)) + body(rest)
-    if first in SUBJECT_PRONOUNS and len(rest) >= 4:
-        # a restated option names its subject ("The man can't be back ..." for "He can't be back ...")
-        pattern = f"(?:{pattern}|{_literal_first(_forms(rest[0]))}{body(rest[1:])})"
-    return content, raw, re.compile(pattern + r"(?![\w#])")
-
-
-@lru_cache(maxsize=4096)
-def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...]:
-    """Each option's text as a whole-word pattern: case, plural and article-insensitive, any
-    punctuation between words ("Orson, Rosa" is "orson rosa"), quotes ignored."""
-    return tuple(OptionPhrase(label, *ph) for label, text in opts if (ph := _phrase(text)) is not None)
-
-
-def _article_not_option(text: str, a: int, b: int, start: int) -> bool:
-    """"A dog barks": a sentence-initial "A" (or any "I") before a lower-case word is an article or
-    pronoun, not the option "A"."""
-    word = text[a:b]
-    if word not in ("A", "I"):
-        return False
-    nxt = text[b:b + 2]
-    before = text[max(start, a - 3):a].rstrip()
-    sentence_start = not before or before[-1] in ".!?:;\n"
-    return bool(re.match(r"\s[a-z]", nxt) or nxt.startswith("'")) and (sentence_start or word == "I")
-
-
-@lru_cache(maxsize=8)
-def lower_same_length(text: str) -> str:
-    """Lower-cased text with the same offsets (characters whose lower case is longer, like "İ",
-    are left as they are)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-
-
-def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> list[tuple[str, int, int]]:
-    """Occurrences ``(label, start, end)`` of option texts in ``text[start:end]``; an occurrence
-    inside a longer option's occurrence is dropped ("piano and violin" names that option, not
-    "piano"). One compiled regex per option: C-speed over long outputs."""
-    hits = []
-    low = lower_same_length(text)
-    for p in phrases:
-        for m in p.pattern.finditer(text if p.short else low, start, end):
-            if p.short and _article_not_option(text, m.start(), m.end(), start):
-                continue
-            hits.append((m.start(), -m.end(), p.label))
-    if len(hits) < 2:
-        return [(lab, a, -b) for a, b, lab in hits]
-    hits.sort()
-    out, s0, e0 = [], -1, -1
-    for a, nb, lab in hits:
-        b = -nb
-        if s0 <= a and b <= e0 and (e0 - s0) > (b - a):
-            continue
-        out.append((lab, a, b))
-        if b > e0:
-            s0, e0 = a, b
-    return out
-
-
-def starts_with_option(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> str | None:
-    """Label of the option whose text ``text[start:end]`` begins with (the longest one), if any."""
-    best = None
-    low = lower_same_length(text)
-    skip = re.match(r"[\W_]*(?:(?:a|an|the)[\W_]+)?", low[start:end])
-    start += skip.end() if skip else 0
-    for p in phrases:
-        m = p.pattern.match(text if p.short else low, start, end)
-        if m and (best is None or m.end() > best[0]):
-            best = (m.end(), p.label)
-    return best[1] if best else None
-
-
-@dataclass(frozen=True)
-class Named:
-    """What a span says about the options: asserted labels, and labels only named under a veto."""
-
-    asserted: frozenset[str]
-    vetoed: frozenset[str]
-    spans: tuple[tuple[str, int, int], ...]
-
-
-def named_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase], v: Vetoes) -> Named:
-    asserted, vetoed, spans = set(), set(), []
-    for lab, a, b in find_options(text, start, end, phrases):
-        if v.vetoed_at(a):
-            vetoed.add(lab)
-        else:
-            asserted.add(lab)
-            spans.append((lab, a, b))
-    return Named(frozenset(asserted), frozenset(vetoed - asserted), tuple(spans))
-
-
-# --- non-answers and near-miss spellings -----------------------------------------------------------
+# --- non-answers -----------------------------------------------------------------------------------
 
 #: outputs that answer nothing, by kind; matched only on outputs that name no option and no label
 NON_ANSWERS: tuple[tuple[str, re.Pattern], ...] = (
@@ -452,39 +290,3 @@ def refusal_kind(refusal: str) -> str:
     if _UNCERTAIN.search(refusal) and not re.search(r"(?i:sorry|apologi|\bas\s+an?\b)", refusal):
         return "undetermined"
     return "refusal"
-
-
-_WORD = re.compile(r"[^\W\d_]{4,}")
-
-
-def near_misses(text: str, opts: Sequence[tuple[str, str]]) -> list[tuple[int, int, str]]:
-    """Words of ``text`` that are a near-miss spelling of exactly one one-word option
-    (``Accordian`` for ``Accordion``): ``(start, end, option text)`` to read in their place.
-
-    Bounded edit distance relative to length: 1 edit for options of 5-9 letters, 2 from 10; the
-    word must be more than that plus one from every other option, and an option with another
-    option within twice its bound is never guessed at ("Bleep"/"Sleep").
-    """
-    from rapidfuzz.distance import Levenshtein
-
-    words = [(lab, t.strip()) for lab, t in opts if t and re.fullmatch(r"[^\W\d_]{5,}", t.strip())]
-    if not words:
-        return []
-    all_texts = [t.strip().casefold() for _, t in opts if t and t.strip()]
-    eligible = []
-    for lab, w in words:
-        k = 1 if len(w) < 10 else 2
-        wf = w.casefold()
-        if all(Levenshtein.distance(wf, o, score_cutoff=2 * k) > 2 * k for o in all_texts if o != wf):
-            eligible.append((wf, w, k))
-    out = []
-    for m in _WORD.finditer(text):
-        tok = m.group(0).casefold()
-        hits = [(w, k) for wf, w, k in eligible
-                if tok != wf and stem(tok) != wf and Levenshtein.distance(tok, wf, score_cutoff=k) <= k]
-        if len(hits) != 1:
-            continue
-        w, k = hits[0]
-        if all(Levenshtein.distance(tok, o, score_cutoff=k + 1) > k + 1 for o in all_texts if o != w.casefold()):
-            out.append((m.start(), m.end(), w))
-    return out

@@ -66,12 +66,14 @@ and the score rules re-run (without re-running inference) when it or the scoring
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+from lalmbench.scoring import answer_labels as al
 from lalmbench.scoring import answer_text as at
+from lalmbench.scoring import option_text as ot
+from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
 PARSER_VERSION = "2.1.0"
@@ -107,260 +109,6 @@ def _non_answer(kind: str, detail: str = "") -> ParseResult:
     return ParseResult(None, "non-answer", f"non-answer: {kind}" + (f" ({detail})" if detail else ""))
 
 
-_NEG_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bexcept|\bneither|\bnor|\brather\s+than|\binstead\s+of|\bno)"
-                         r"\s+(?:option\s+|choice\s+|answer\s+|letter\s+)?[(\[*\"']*$", re.IGNORECASE)
-_WORD = re.compile(r"\b\w+\b")
-_ANSWER_PREFIX = re.compile(r"^(?:the\s+)?(?:correct\s+|final\s+|best\s+)?(?:answer|option|choice)"
-                            r"\s*(?:is|would\s+be|should\s+be|:|=|-)\s*", re.IGNORECASE)
-_ECHO = re.compile(r"(?i:\b(?:options|choices)\s*(?:are|:)|\bhere\s+are\s+the\b|\bthe\s+following\s+(?:options"
-                   r"|choices)\b)")
-
-
-@lru_cache(maxsize=1 << 17)
-def normalise_text(text: str) -> str:
-    """Case-folded NFKC text with punctuation removed and whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _ANSWER_PREFIX.sub("", text.strip())
-    text = re.sub(r"[^\w\s]", " ", text)
-    return " ".join(text.split())
-
-
-@lru_cache(maxsize=1 << 17)
-def tokens(text: str) -> frozenset[str]:
-    """MMAU's tokenisation: lower-cased ``\\b\\w+\\b`` words as a set."""
-    return frozenset(_WORD.findall(text.lower()))
-
-
-# --- label patterns, compiled once per label set ----------------------------------------------
-
-@dataclass(frozen=True)
-class _LabelRegexes:
-    labels: tuple[str, ...]
-    lower: dict  # lower-case spelling -> label, for labels written "(c)" inside explicit statements
-    explicit: tuple[tuple[str, re.Pattern], ...]
-    formatted: tuple[tuple[str, re.Pattern], ...]
-    hedge: re.Pattern
-    loose: re.Pattern
-    labelled_line: re.Pattern
-    labelled_prefix: re.Pattern
-    labelled_period: re.Pattern
-
-
-@lru_cache(maxsize=256)
-def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
-    alt = "|".join(re.escape(lab) for lab in sorted(labels, key=len, reverse=True))
-    lower = {lab.lower(): lab for lab in labels if len(lab) == 1 and lab.isupper() and lab.lower() not in labels}
-    lalt = "|".join(re.escape(x) for x in sorted(lower)) or "(?!x)x"
-    lab = rf"(?<![A-Za-z0-9])(?P<l>{alt})(?![A-Za-z0-9])"
-    plab = rf"[(\[](?P<pl>{alt}|{lalt})[)\]]"  # parenthesised: lower case allowed ("the answer is (c)")
-    # case-insensitive only around the keywords; bare labels stay case-sensitive, because a
-    # lower-case "a" in running text is an article, not option A
-    # "option:"/"choice:" is an answer statement only as "the correct option:" or at a line start:
-    # "considering every option: (b) ..." lists options, it does not answer
-    answer_is = (r"(?i:(?:\b(?:answer|choice|option)\s*(?:is|would\s+be|should\s+be|will\s+be)|\banswer\s*[:=\-]"
-                 r"|\b(?:correct|best|final|chosen|selected|my)\s+(?:option|choice)\s*[:=\-]"
-                 r"|(?m:^)[ \t*>#\-]*(?:option|choice)\s*[:=\-])\s*(?:[:\-]\s*)?"
-                 r"(?:option\s+|choice\s+|letter\s+)?)")
-    # a lower-case letter with no parentheses ends an answer statement ("The correct choice is b."),
-    # never "a" (the article) or "i"
-    lend = "|".join(re.escape(x) for x in sorted(lower) if x not in ("a", "i")) or "(?!x)x"
-    choose = r"(?i:\bi\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)\s+(?:option\s+|choice\s+)?)"
-    cjk = r"(?:答案|选项|正确答案|最终答案)\s*(?:是|为|:|应该是|应为)?\s*(?:选项)?\s*|选择?\s*"
-    explicit = (
-        ("answer-is", re.compile(rf"{answer_is}(?:[\s*\"'>]*{plab}|[\s(\[*\"'>]*{lab})")),
-        ("answer-is", re.compile(rf"{answer_is}[\s*\"']*(?P<pl>{lend})[*\"']*(?=[.!]?\s*$)")),
-        # a restated question (with its echoed choices) closed by "... is: D" at the very end
-        ("is-final", re.compile(rf"(?i:\bis)\s*:\s*[*\"']*(?:{plab}|[(\[]?{lab}[)\]]?)[*\"']*[.!]?\s*$")),
-        ("i-choose", re.compile(rf"{choose}(?:[\s*\"']*{plab}|[(\[*\"']*{lab})")),
-        ("answer-cjk", re.compile(rf"(?:{cjk})(?:{plab}|[(\[*\"']*{lab})")),
-        ("boxed", re.compile(rf"\\boxed\{{\s*(?:\\text\{{\s*)?(?:{plab}|[(\[]?{lab}[)\]]?)\s*\}}")),
-        ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
-        # a lone lower-case letter filling an answer block is a label too ("<answer>b</answer>")
-        ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?P<pl>{lalt})[.]?\s*(?i:</answer>)")),
-    )
-    formatted = (
-        ("bold", re.compile(rf"\*\*\s*[(\[]?{lab}[)\]]?[.):]?\s*\*\*")),
-        ("parenthesised", re.compile(rf"[(\[]{lab}[)\]]")),
-        ("line-start", re.compile(rf"(?m)^[ \t>*\-]*{lab}\s*(?:[.):]|$)")),
-        ("option-word", re.compile(rf"(?i:\b(?:option|choice|letter)\s+){lab}")),
-        ("trailing", re.compile(rf"(?:^|\s){lab}[.!]?\s*$")),
-    )
-    hedge = re.compile(rf"{lab}[)\]]?\s*(?:,\s*)?(?i:or|and|/|&|或|和|还是)\s*(?i:option\s+)?[(\[]?"
-                       rf"(?<![A-Za-z0-9])(?:{alt})(?![A-Za-z0-9])")
-    loose = re.compile(lab)
-    labelled_line = re.compile(rf"(?m)^[ \t>*\-]*[(\[]?{lab}[)\]]?[ \t]*[.):\-][ \t]*(?P<rest>[^\n]{{1,300}})$")
-    # "(B) a short pause", "B: text", "B) text" anywhere: the words right after the label
-    labelled_prefix = re.compile(rf"(?:{plab}|{lab}[ \t]*(?:[):,]|[ \t][-–—]))[ \t]*(?:[.:\-][ \t]*)?"
-                                 rf"(?P<rest>[^\n.!?;]{{1,200}})")
-    # "Answer: B. two beeps": a label, a period and the rest of its line
-    labelled_period = re.compile(rf"{lab}\.[ \t]+(?P<rest>[^\n]{{1,200}})$", re.M)
-    return _LabelRegexes(labels, lower, explicit, formatted, hedge, loose, labelled_line, labelled_prefix,
-                         labelled_period)
-
-
-# substrings a pattern cannot match without (checked on the lower-cased text before scanning)
-_NEEDS = {"answer-is": ("answer", "choice", "option"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
-          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("<answer>",), "bold": ("**",),
-          "parenthesised": ("(", "["), "option-word": ("option", "choice", "letter")}
-
-
-def _group(m: re.Match) -> tuple[str, int]:
-    """(label as written, its offset) of a match of either label group (bare ``l`` or parenthesised ``pl``)."""
-    if m.groupdict().get("pl") is not None:
-        return m.group("pl"), m.start("pl")
-    return m.group("l"), m.start("l")
-
-
-def _is_negated(text: str, start: int) -> bool:
-    return bool(_NEG_BEFORE.search(text[max(0, start - 24):start]))
-
-
-def _scrub_option_texts(text: str, option_texts: tuple[str, ...]) -> str:
-    """Blank out option texts quoted back ("B. A dog barks"), so the article in an option text is
-    never read as label A. Texts of one short token (music notes "C#") are kept: there the label
-    reading is ambiguous anyway and exact-label decides. Same length: offsets stay valid.
-    Plain substring search (no regex to compile per option set)."""
-    if len(text) <= 3 and " " not in text:
-        return text
-    low = at.lower_same_length(text)
-    spans = []
-    for t in sorted({t.strip().lower() for t in option_texts}, key=len, reverse=True):
-        if (len(t) > 3 or " " in t) and len(t) == len(t.strip()):
-            i = low.find(t)
-            while i != -1:
-                spans.append((i, i + len(t)))
-                i = low.find(t, i + len(t))
-    return at.blank(text, spans) if spans else text
-
-
-def _loose_labels(scrubbed: str, rx: _LabelRegexes) -> set[str]:
-    """Every standalone label token, skipping sentence-initial articles/pronouns ("A dog", "I think")."""
-    found = set()
-    for m in rx.loose.finditer(scrubbed):
-        label = m.group("l")
-        if label in ("A", "I"):
-            after = scrubbed[m.end():m.end() + 2]
-            before = scrubbed[max(0, m.start() - 8):m.start()].rstrip()
-            sentence_start = not before or before[-1] in ".!?:;\n"
-            if (re.match(r" [a-z]", after) or after.startswith("'")) and (sentence_start or label == "I"):
-                continue
-        found.add(label)
-    return found
-
-
-def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[at.OptionPhrase],
-                         norm_texts: Sequence[str]) -> str | None:
-    """A label followed by another option's text, anywhere: "B. two beeps" where B is "one beep",
-    "Answer: (B) a short pause" where that is option A. The label and the text disagree, so
-    neither can be trusted."""
-    labels = rx.labels
-    for m in rx.labelled_line.finditer(text):
-        rest = normalise_text(m.group("rest"))
-        own = norm_texts[labels.index(m.group("l"))]
-        if rest and rest != own and rest in norm_texts:
-            return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
-    for m in rx.labelled_period.finditer(text):
-        rest = normalise_text(m.group("rest"))
-        own = norm_texts[labels.index(m.group("l"))]
-        if rest and rest != own and rest in norm_texts:
-            return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
-    for m in rx.labelled_prefix.finditer(text):
-        label = rx.lower.get(_group(m)[0], _group(m)[0])
-        other = at.starts_with_option(text, m.start("rest"), m.end("rest"), phrases)
-        if other is not None and other != label:
-            return f"label {label} with the text of option {other}"
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class _LabelRead:
-    """What the label stage found: ``kind`` is ``explicit`` / ``formatted`` (a label, at ``pos``),
-    ``hard`` (unparseable, no other stage may overrule it) or ``soft`` (no label; later stages may
-    still read the text)."""
-
-    kind: str
-    label: str | None = None
-    reason: str = ""
-    pos: int = -1
-
-
-def _label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Vetoes,
-                names_options: bool) -> _LabelRead | None:
-    labels, texts = tuple(o[0] for o in opts), tuple(o[1] for o in opts)
-    rx = _label_regexes(labels)
-    conflict = _label_text_conflict(text, rx, phrases, _norm_texts(texts)) if names_options else None
-    if conflict:
-        return _LabelRead("hard", reason=conflict)
-    return _label_mentions(_scrub_option_texts(text, texts), labels, v)
-
-
-@lru_cache(maxsize=4096)
-def _norm_texts(texts: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(normalise_text(t) for t in texts)
-
-
-def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> _LabelRead | None:
-    """Label decision on text whose option texts were already blanked out. Labels inside
-    uncertain clauses ("not sure, maybe C") are not mentions."""
-    rx = _label_regexes(labels)
-    # 1) explicit answer statements decide on their own when they agree
-    explicit: dict[str, tuple[str, int]] = {}
-    low = at.lower_same_length(text)
-    for name, pat in rx.explicit:
-        if not any(k in low for k in _NEEDS[name]):
-            continue  # a cheap substring test spares a regex scan of a long output
-        for m in pat.finditer(text):
-            written, pos = _group(m)
-            if v.vetoed_at(pos) == "uncertain":
-                continue
-            label = rx.lower.get(written, written)
-            if label not in explicit or pos > explicit[label][1]:
-                explicit[label] = (name, pos)
-    if len(explicit) > 1:
-        return _LabelRead("hard", reason=f"explicit answers disagree ({sorted(explicit)})")
-    hedges = [m for m in rx.hedge.finditer(text) if not v.vetoed_at(m.start())]
-    if len(explicit) == 1:
-        (label, (name, pos)), = explicit.items()
-        late = [h for h in hedges if h.end() > pos]
-        if late:
-            return _LabelRead("hard", reason=f"several labels ({late[0].group(0)!r})")
-        return _LabelRead("explicit", label, name, pos)
-    if hedges:
-        return _LabelRead("soft", reason=f"several labels ({hedges[0].group(0)!r})")
-    if _ECHO.search(text):
-        return _LabelRead("soft", reason="echoed option list without an answer statement")
-    # 2) formatted mentions: exactly one distinct label, not negated, and no other label anywhere
-    mentions: dict[str, tuple[str, int]] = {}
-    negated: set[str] = set()
-    uncertain = False
-    for name, pat in rx.formatted:
-        if name in _NEEDS and not any(k in low for k in _NEEDS[name]):
-            continue
-        for m in pat.finditer(text):
-            label = m.group("l")
-            if v.vetoed_at(m.start("l")) == "uncertain":
-                uncertain = True
-            elif _is_negated(text, m.start("l")):
-                negated.add(label)
-            else:
-                mentions.setdefault(label, (name, m.start("l")))
-    if len(mentions) > 1:
-        return _LabelRead("soft", reason=f"several labels ({sorted(mentions)})")
-    if not mentions:
-        if negated:
-            return _LabelRead("soft", reason=f"negated label ({sorted(negated)})")
-        if uncertain:
-            return _LabelRead("soft", reason="label only in an uncertain clause")
-        return None
-    (label, (name, pos)), = mentions.items()
-    if label in negated:
-        return _LabelRead("soft", reason=f"label both asserted and negated ({label})")
-    others = _loose_labels(text, rx) - {label}
-    if others:
-        return _LabelRead("soft", reason=f"several labels ({sorted(others | {label})})")
-    return _LabelRead("formatted", label, name, pos)
-
-
 # --- conclusion: the final answer statement, read for option texts -----------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -392,18 +140,18 @@ def _labelled(text: str, pos: int, label: str) -> bool:
     return m is not None and m.group("l").upper() == label
 
 
-def _contrast(a: at.OptionPhrase, b: at.OptionPhrase) -> bool:
+def _contrast(a: ot.OptionPhrase, b: ot.OptionPhrase) -> bool:
     """Options that differ by a modifier ("female singer" / "male singer", "two beeps" / "one beep"):
     describing one excludes the other."""
-    return bool((set(a.words) & set(b.words)) - at.ARTICLES)
+    return bool((set(a.words) & set(b.words)) - ot.ARTICLES)
 
 
-def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[at.OptionPhrase],
+def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
                 v: at.Vetoes) -> _Conclusion | None:
     if not sentences:
         return None
     blocks = {lab for m in _ANSWER_TAG.finditer(text)
-              for lab in at.named_options(text, *m.span("c"), phrases, v).asserted}
+              for lab in ot.named_options(text, *m.span("c"), phrases, v).asserted}
     if len(blocks) > 1:
         return _Conclusion(None, f"answer tags name different options ({sorted(blocks)})", hard=True)
     tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text)
@@ -422,9 +170,9 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
             where = "final sentence" if len(sentences) > 1 else "one-sentence answer"
         a, b = sentences[k]
         ans = _last(at.ANSWER_IS, masked[a:b])
-        if ans is not None and at.find_options(text, a + ans.end(), b, phrases):
+        if ans is not None and ot.find_options(text, a + ans.end(), b, phrases):
             a = a + ans.end()
-    named = at.named_options(text, a, b, phrases, v)
+    named = ot.named_options(text, a, b, phrases, v)
     s0, e0 = sentences[k] if tag is None else (a, b)
     if named.asserted and at.hedged(masked, s0, e0):
         return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
@@ -440,19 +188,19 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
     for s, e in sentences[k + 1:]:
         if s < b:
             continue
-        later = at.named_options(text, s, e, phrases, v).asserted
+        later = ot.named_options(text, s, e, phrases, v).asserted
         if later - {label}:
             return _Conclusion(None, f"{where} names {label} but a later sentence names {sorted(later - {label})}",
                                hard=True)
     if not marked and len(sentences) > 1:
         for s, e in sentences[:k]:
-            if at.named_options(text, s, e, phrases, v).asserted - {label}:
+            if ot.named_options(text, s, e, phrases, v).asserted - {label}:
                 return _Conclusion(None, "several options named and no answer statement")
     return _Conclusion(label, where, pos=pos)
 
 
 def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label: str, pos: int,
-                  phrases: Sequence[at.OptionPhrase],
+                  phrases: Sequence[ot.OptionPhrase],
                   v: at.Vetoes) -> str | None:
     """Why a label read at ``pos`` is contradicted by the text around it, or None: its sentence or
     the one before asserts a contrasting option ("... a solo female singer. The answer is B." with B
@@ -465,7 +213,7 @@ def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], labe
     if mine is not None:
         for s, e in sentences[max(0, k - 1):k + 1]:
             # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
-            named = {lab for lab, a, _ in at.named_options(text, s, e, phrases, v).spans
+            named = {lab for lab, a, _ in ot.named_options(text, s, e, phrases, v).spans
                      if not _labelled(text, a, lab)}
             if len(named) == 1 and label not in named:
                 other, = named
@@ -474,7 +222,7 @@ def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], labe
     for s, e in sentences[k + 1:]:
         if not at.MARKER.search(masked, s, e):
             continue
-        named = at.named_options(text, s, e, phrases, v).asserted
+        named = ot.named_options(text, s, e, phrases, v).asserted
         if len(named) == 1 and label not in named:
             return f"label {label} but a later conclusion names option {next(iter(named))}"
     return None
@@ -498,11 +246,11 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
     matches = []
     # an option "A" or "I" (a note, a numeral) is not the article "a" or the pronoun "I": it must
     # occur as that capital letter, not at the start of a phrase like "A dog barks"
-    article_like = {p.label: p for p in at.option_phrases(options) if p.raw in ("A", "I")}
+    article_like = {p.label: p for p in ot.option_phrases(options) if p.raw in ("A", "I")}
     for lab, toks in opt_tokens:
         if not toks or not toks <= pred:
             continue
-        if lab in article_like and not at.find_options(text, 0, len(text), [article_like[lab]]):
+        if lab in article_like and not ot.find_options(text, 0, len(text), [article_like[lab]]):
             continue
         distinctive_of_others = set()
         for other_lab, other in opt_tokens:
@@ -512,7 +260,7 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
             matches.append(lab)
     res = _unique(matches, "token-set", "mmau-token-set")
     if res is not None and res.label is not None:
-        own = dict(opt_tokens)[res.label] - at.ARTICLES
+        own = dict(opt_tokens)[res.label] - ot.ARTICLES
         for a, b in v.negated + v.uncertain:
             if own & tokens(text[a:b]):
                 return _unparseable("token-set match under a negation or doubt")
@@ -522,10 +270,10 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
 # --- entry point --------------------------------------------------------------------------------
 
 #: the files whose code decides a score: a change to any of them re-scores every run
-SCORER_FILES = ("scoring/parse.py", "scoring/answer_text.py", "scoring/mcq.py")
+SCORER_FILES = ("scoring/parse.py", "scoring/answer_labels.py", "scoring/answer_text.py", "scoring/option_text.py",
+                "scoring/mcq.py")
 
 
-@lru_cache(maxsize=1)
 @lru_cache(maxsize=1)
 def scorer_fingerprint() -> str:
     """``<PARSER_VERSION>+<hash of the scoring code>``: a param of the score rules, so a parser
@@ -614,15 +362,15 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                 return ParseResult(upper, "exact-label", "lower-case label")
 
     norm = normalise_text(text)
-    norm_texts = _norm_texts(texts)
+    norm_texts = al.norm_texts(texts)
     if norm in norm_texts and len(texts[norm_texts.index(norm)].strip()) > 2:
         # the output is a (long) option's text: scrubbed of it, no label is left to read
         res = _text_stages(text, opts, stages)
         if res is not None:
             return res
 
-    phrases = at.option_phrases(opts)
-    occurrences = at.find_options(text, 0, len(text), phrases)
+    phrases = ot.option_phrases(opts)
+    occurrences = ot.find_options(text, 0, len(text), phrases)
     ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2]
     masked = at.blank(text, at.quoted_spans(text) + ospans)
     # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
@@ -632,7 +380,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 
     lr = None
     if labels_shown and "label-pattern" in stages and not v.refusal:
-        lr = _label_read(text, opts, phrases, v, bool(occurrences))
+        lr = al.label_read(text, opts, phrases, v, bool(occurrences))
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
         if lr is not None and lr.kind == "explicit":
@@ -680,7 +428,7 @@ def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ..
     """An output that names no option and no label: a near-miss spelling of one option
     (``Accordian``), read again with the option's spelling; else a non-answer of a known kind;
     else unparseable."""
-    fixes = at.near_misses(text, opts)
+    fixes = ot.near_misses(text, opts)
     if fixes and not at.hedged(text, 0, len(text)):
         parts, i = [], 0
         for a, b, word in fixes:
