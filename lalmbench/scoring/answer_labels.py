@@ -16,6 +16,10 @@ from lalmbench.scoring import answer_text as at
 from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text
 
+#: the tags a template puts its answer in: ``<answer>``, ``<Conclusion>`` (XML reasoning templates),
+#: ``<final_answer>``, ``<RESPONSE>`` (Audio-Reasoner)
+ANSWER_TAG_NAMES = r"(?i:answer|conclusion|final[ _]?answer|response)"
+
 _NEG_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bexcept|\bneither|\bnor|\brather\s+than|\binstead\s+of|\bno)"
                          r"\s+(?:option\s+|choice\s+|answer\s+|letter\s+)?[(\[*\"']*$", re.IGNORECASE)
 _ECHO = re.compile(r"(?i:\b(?:options|choices)\s*(?:are|:)|\bhere\s+are\s+the\b|\bthe\s+following\s+(?:options"
@@ -65,15 +69,20 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         ("i-choose", re.compile(rf"{choose}(?:[\s*\"']*{plab}|[(\[*\"']*{lab})")),
         ("answer-cjk", re.compile(rf"(?:{cjk})(?:{plab}|[(\[*\"']*{lab})")),
         ("boxed", re.compile(rf"\\boxed\{{\s*(?:\\text\{{\s*)?(?:{plab}|[(\[]?{lab}[)\]]?)\s*\}}")),
-        ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
+        ("answer-tag", re.compile(rf"<{ANSWER_TAG_NAMES}>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
+        # a label closing an answer block whose opening tag was lost ("...walking.</Reasoning>A</Conclusion>")
+        ("answer-tag", re.compile(rf"(?:^|(?<=[\s>]))(?:{plab}|[(\[*]*{lab}[)\].*]*)\s*</{ANSWER_TAG_NAMES}>")),
         # a lone lower-case letter filling an answer block is a label too ("<answer>b</answer>")
-        ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?P<pl>{lalt})[.]?\s*(?i:</answer>)")),
+        ("answer-tag", re.compile(rf"<{ANSWER_TAG_NAMES}>\s*(?P<pl>{lalt})[.]?\s*</{ANSWER_TAG_NAMES}>")),
     )
     formatted = (
         ("bold", re.compile(rf"\*\*\s*[(\[]?{lab}[)\]]?[.):]?\s*\*\*")),
         ("parenthesised", re.compile(rf"[(\[]{lab}[)\]]")),
         ("line-start", re.compile(rf"(?m)^[ \t>*\-]*{lab}\s*(?:[.):]|$)")),
         ("option-word", re.compile(rf"(?i:\b(?:option|choice|letter)\s+){lab}")),
+        # a label alone in angle brackets on its own line, the way a template's answer slot degrades
+        # ("</Reasoning>\n<B>", "<C C>")
+        ("angle", re.compile(rf"(?m)^[ \t]*<{lab}(?:[ \t]+(?P=l))?>[ \t]*$")),
         ("trailing", re.compile(rf"(?:^|\s){lab}[.!]?\s*$")),
     )
     hedge = re.compile(rf"{lab}[)\]]?\s*(?:,\s*)?(?i:or|and|/|&|或|和|还是)\s*(?i:option\s+)?[(\[]?"
@@ -91,7 +100,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
 
 # substrings a pattern cannot match without (checked on the lower-cased text before scanning)
 _NEEDS = {"answer-is": ("answer", "choice", "option"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
-          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("<answer>",), "bold": ("**",),
+          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("answer>", "conclusion>", "response>"),
+          "bold": ("**",), "angle": ("<",),
           "parenthesised": ("(", "["), "option-word": ("option", "choice", "letter")}
 
 
@@ -182,7 +192,22 @@ def label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Veto
     conflict = _label_text_conflict(text, rx, phrases, norm_texts(texts)) if names_options else None
     if conflict:
         return LabelRead("hard", reason=conflict)
-    return _label_mentions(_scrub_option_texts(text, texts), labels, v)
+    return _label_mentions(_scrub_cut_own_text(_scrub_option_texts(text, texts), opts), labels, v)
+
+
+_LABEL_THEN_TEXT = re.compile(r"^[ \t*]*[(\[]?(?P<l>[A-Z])[)\].:][ \t]+(?P<rest>[^\n]+?)[ \t]*$")
+
+
+def _scrub_cut_own_text(text: str, opts: tuple[tuple[str, str], ...]) -> str:
+    """A whole output that is a label and the start of that option's text cut off by a token limit
+    ("E. A Q" for "E. A Q&A segment"): the fragment is the label's own text, so its article "A" is
+    no label. Same length."""
+    m = _LABEL_THEN_TEXT.match(text)
+    own = dict(opts).get(m.group("l")) if m else None
+    rest = m.group("rest").casefold() if m else ""
+    if own and own.casefold().startswith(rest) and len(rest) < len(own.strip()):
+        return at.blank(text, [m.span("rest")])
+    return text
 
 
 @lru_cache(maxsize=4096)

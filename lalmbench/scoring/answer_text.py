@@ -51,14 +51,39 @@ def strip_thinking(text: str) -> tuple[str, bool]:
         i = c + len(_CLOSE)
 
 
+# a new dialogue turn the model wrote itself ("...</answer>\nHuman: What is ...?"): what follows it
+# answers a question nobody asked
+_NEW_TURN = re.compile(r"(?m)^[ \t#*]*(?:Human|HUMAN|User|USER)[ \t]*:")
+# closing pleasantries after an answer ("If you have any other questions, feel free to ask!")
+_SIGN_OFF = re.compile(
+    r"(?is)(?:^|(?<=[.!?\n]))[ \t\n]*(?:(?:well|so|and)[, ]+)?(?:if\s+you\s+have\s+any\s+(?:other\s+|more\s+|further\s+)?"
+    r"questions|feel\s+free\s+to\s+ask|let\s+me\s+know\s+if|(?:i\s+)?hope\s+(?:this|that|it)\s+helps"
+    r"|is\s+there\s+anything\s+else|what\s+do\s+you\s+think(?:\s+about\s+(?:that|it|this))?\s*\?)[^\n]{0,160}$")
+
+
+def cut_new_turn(text: str) -> str:
+    """The text before a dialogue turn the model went on to invent (``Human: ...``); an output that
+    starts with such a line is kept whole."""
+    m = _NEW_TURN.search(text)
+    return text[:m.start()] if m and text[:m.start()].strip() else text
+
+
+def strip_sign_off(text: str) -> str:
+    """The text without closing pleasantries that name nothing ("feel free to ask!")."""
+    while (m := _SIGN_OFF.search(text)) and text[:m.start()].strip():
+        text = text[:m.start()].rstrip()
+    return text
+
+
 def clean(raw: str) -> tuple[str, bool]:
     """NFKC (full-width ``Ｂ``/``：`` become ``B``/``:``), special tokens and reasoning blocks
-    removed, whitespace stripped. Returns (text, an unclosed think block was cut)."""
+    removed, an invented next dialogue turn and closing pleasantries cut, whitespace stripped.
+    Returns (text, an unclosed think block was cut)."""
     text = unicodedata.normalize("NFKC", raw)
     text = _SPECIAL_TOKENS.sub(" ", text)
     text, unclosed = strip_thinking(text)
     text = _SPACE_RUN.sub(lambda m: "\n\n" if "\n" in m.group(0) else " ", text)
-    return text.strip(), unclosed
+    return strip_sign_off(cut_new_turn(text.strip())).strip(), unclosed
 
 
 _LOOP_WINDOW = 4096
@@ -118,11 +143,11 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？]+\s*|\n\s*")
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|‘[^’\n]{0,400}’|「[^」\n]{0,400}」")
 _CLAUSE_BREAK = re.compile(
     r"[,;:()\[\]\"“”—–]|\s-\s|(?i:\b(?=(?:but|however|whereas|while|although|though|yet|so|therefore|thus|hence"
-    r"|because|since|rather\s+than|instead\s+of|unlike|except|as\s+opposed\s+to)\b))")
+    r"|because|since|rather\s+than|(?<!rather\s)than|instead\s+of|unlike|except|as\s+opposed\s+to)\b))")
 # a negation vetoes the options named in its own clause (cues inside option texts are masked out)
 _NEGATION = re.compile(
     r"(?i:\b(?:not|no|never|neither|nor|none|cannot|without|unlikely|incorrect|wrong|rather\s+than|instead\s+of"
-    r"|unlike|except|as\s+opposed\s+to|rule[sd]?\s+out|eliminat\w*|absent|excluded?)\b|n't\b)")
+    r"|unlike|except|as\s+opposed\s+to|rule[sd]?\s+out|eliminat\w*|absent|excluded?|than)\b|n't\b)")
 # uncertainty vetoes its clause (and, in the same sentence, clauses that only hedge: "not sure, maybe C")
 _UNCERTAIN = re.compile(
     r"(?i:\bnot\s+(?:sure|certain)|\bunsure\b|\buncertain\b|\bi\s+(?:do\s+not|don't)\s+know\b"
@@ -131,10 +156,31 @@ _UNCERTAIN = re.compile(
 _HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|guess|might|could|may\s+be)\b)")
 
 
-def hedged(masked: str, start: int, end: int) -> bool:
+# a line ending in ":" and the bulleted or numbered lines right after it
+_LIST_AFTER_LEAD_IN = re.compile(r"(?m)^[^\n]*:[ \t]*\n(?:[ \t]*\n)?(?P<items>(?:[ \t]*(?:[*\-•+]|\d{1,2}[.)])[ \t][^\n]*"
+                                 r"(?:\n|$)(?:[ \t]*\n(?=[ \t]*(?:[*\-•+]|\d{1,2}[.)])[ \t]))?)+)")
+
+
+# a hedge that a "but" later in its sentence answers: a concession, not the claim
+_CONCEDED = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|might|could|may\s+be)\b(?=[^.!?\n]*\b(?:but|however)\b))")
+
+
+def hedged(masked: str, start: int, end: int, claim: int | None = None) -> bool:
     """Whether a sentence hedges ("it might be X", "X, though a third might be hidden"): a
-    conclusion that hedges commits to nothing."""
-    return _HEDGE.search(masked, start, end) is not None
+    conclusion that hedges commits to nothing. A hedge in a conceding clause before the claim at
+    ``claim`` ("While there might be some rock influence, the core points clearly toward X")
+    hedges the concession only."""
+    for m in _HEDGE.finditer(masked, start, end):
+        concession = _CONCEDING.search(masked, start, m.start())
+        clause_end = _CLAUSE_END.search(masked, m.end(), end) if concession else None
+        if concession is None or _CLAUSE_END.search(masked, concession.end(), m.start()) \
+                or claim is None or clause_end is None or claim < clause_end.end():
+            return True
+    return False
+
+
+_CONCEDING = re.compile(r"(?i:\b(?:while|although|though|even\s+if|even\s+though|whereas)\b)")
+_CLAUSE_END = re.compile(r"[,;:]")
 # refusals of the task itself veto the whole output (a guess after "I cannot hear audio" is luck)
 _REFUSAL = re.compile(
     r"(?i:\bi\s*(?:'m|am)\s+sorry\b|\bi\s+apologi[sz]e\b|\bas\s+an?\s+(?:ai\b|text[- ]based|language\s+model"
@@ -143,13 +189,25 @@ _REFUSAL = re.compile(
     r"|analy[sz]e\s+(?:the\s+|this\s+)?audio)\b|\bno\s+audio\b|\b(?:none|neither)\s+of\s+(?:the|these)\b)")
 # uncertainty about the audio itself ("I can't tell from the audio") is a refusal too
 _AUDIO_WORDS = re.compile(r"(?i:\b(?:audio|clip|recording|sound\s+file|listen\w*|hear\w*)\b)")
-#: sentences that state a conclusion ("Therefore, ...", "the answer is", "**...**", 答案)
+#: sentences that commit to an answer in so many words: the only markers that count in an output
+#: whose last sentence was cut off ("the answer is", "I conclude", "Final answer", 答案)
+STRONG_MARKER = re.compile(
+    r"(?i:\b(?:answer|conclu(?:de|ded|sion)|final(?:ly)?|i\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)"
+    r"|(?:correct|right|best)\s+(?:option|choice|answer))\b)|答案")
+#: sentences that state a conclusion ("Therefore, ...", "the answer is", "**...**", "... fits best", 答案)
 MARKER = re.compile(
-    r"(?i:\bso\b(?=\s*,|\s+(?:the|it|this|i|we|my)\b)|\b(?:answer|therefore|thus|hence|consequently"
-    r"|in\s+conclusion|in\s+summary|overall|final(?:ly)?"
-    r"|conclusion|most\s+likely|most\s+probably|i\s+think|i\s+believe|i\s+would\s+say|i\s+(?:would\s+|will\s+)?"
-    r"(?:choose|pick|select|go\s+with)|correct\s+(?:option|choice)|best\s+(?:option|choice|describes|matches|fits)"
-    r"|closest\s+(?:option|choice|match))\b)|\*\*|答案|选")
+    r"(?i:\bso\b(?=\s*,|\s+(?:the|it|this|i|we|my|only)\b)|\b(?:answer|therefore|thus|hence|consequently"
+    r"|in\s+conclusion|in\s+summary|overall|final(?:ly)?|conclu(?:de|ded|sion)|i\s+(?:have\s+|'ve\s+)?determined?"
+    r"|most\s+likely|most\s+probably|i\s+think|i\s+believe|i\s+would\s+say|i'd\s+say|i\s+(?:would\s+|will\s+)?"
+    r"(?:choose|pick|select|go\s+with)|(?:would|will|can)\s+(?:categori[sz]e|classify|identify)"
+    r"|(?:correct|right|accurate|best|only)\s+(?:option|choice|answer|classification|description|pairing|fit"
+    r"|match|selection|assessment)|best\s+(?:describes|matches|fits)|fits\s+best|closest\s+(?:option|choice|match)"
+    r"|(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?(?:most\s+)?(?:correct|right|accurate|plausible|fitting"
+    r"|appropriate)|points?\s+(?:squarely\s+|strongly\s+|clearly\s+)?towards?|(?:definitely|absolutely)(?!\s+(?:not|no)\b)"
+    r"|most\s+(?:characteristic|consistent|typical|relevant|suitable)|matches\s+(?:option|choice|perfectly|best)"
+    r"|is\s+clearly|feels?\s+right|seems?\s+right"
+    r"|correct\s+\w+\s+(?:is|would\s+be|should\s+be))\b)"
+    r"|\*\*|答案|选")
 # the answer phrase after an answer statement: "the (most appropriate) answer is X", "Answer: X"
 ANSWER_IS = re.compile(
     r"(?i:\b(?:answer|option|choice)\b[^.!?\n]{0,40}?\b(?:is|would\s+be|should\s+be|will\s+be|seems\s+to\s+be"
@@ -196,14 +254,20 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class Vetoes:
     """Where a reader must not take an option as asserted: the whole output (a refusal), or the
-    clauses (``[start, end)`` spans) that are negated or uncertain. Quoted speech never vetoes."""
+    clauses (``[start, end)`` spans) that are negated or uncertain, or wider negated spans (below).
+    Quoted speech never vetoes."""
 
     refusal: str | None
     negated: tuple[tuple[int, int], ...]
     uncertain: tuple[tuple[int, int], ...]
+    #: wider than a clause: the items of a negated list ("no happiness, sadness, or anger"), a list
+    #: under a negated lead-in, a sentence that rejects the other options ("The other options, like
+    #: X, Y and Z, do not ..."); merged, so that each position is in at most one
+    negated_wide: tuple[tuple[int, int], ...] = ()
 
     def vetoed_at(self, pos: int) -> str | None:
-        for kind, spans in (("negated", self.negated), ("uncertain", self.uncertain)):
+        for kind, spans in (("negated", self.negated), ("uncertain", self.uncertain),
+                            ("negated", self.negated_wide)):
             k = bisect_right(spans, (pos, float("inf"))) - 1
             if k >= 0 and spans[k][0] <= pos < spans[k][1]:
                 return kind
@@ -219,8 +283,11 @@ def vetoes(text: str, masked: str) -> Vetoes:
         return Vetoes(m.group(0), (), ())
     neg = [c.start() for c in _NEGATION.finditer(masked)]
     unc = [c.start() for c in _UNCERTAIN.finditer(masked)]
-    if not (neg or unc):
+    conceded = [c.start() for c in _CONCEDED.finditer(masked)]
+    if not (neg or unc or conceded):
         return Vetoes(None, (), ())
+    wide = [m.span("items") for m in _LIST_AFTER_LEAD_IN.finditer(masked)
+            if _NEGATION.search(masked, m.start(), m.start("items"))]
     sent_cuts = [0]
     for c in _SENTENCE_END.finditer(masked):
         sent_cuts += [c.start(), c.end()]
@@ -247,8 +314,53 @@ def vetoes(text: str, masked: str) -> Vetoes:
                 break
             if _HEDGE.search(masked, a, b):
                 uncertain.add((a, b))
+    # "happy could be possible but the intensity points toward shock": the hedged clause concedes
+    uncertain |= {around(pos, cuts) for pos in conceded}
     negated = {around(pos, cuts) for pos in neg} - uncertain
-    return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)))
+    for a, b in negated:
+        wide.append((a, _list_end(masked, b, cuts)))
+    for m in _OTHER_OPTIONS.finditer(masked):
+        # from the clause that brings them up to the end of the sentence: "X fits best, since the
+        # other options don't match" keeps X
+        s, e = around(m.start(), sent_cuts)
+        c = around(m.start(), cuts)[0]
+        if _NEGATION.search(masked, c, e):
+            wide.append((c, e))
+    return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)), _merged(wide))
+
+
+# "the other options", "the rest": a sentence about them that negates anything rejects them all
+_OTHER_OPTIONS = re.compile(r"(?i:\bother\s+(?:options?|choices?|answers?|possibilities)\b|\bthe\s+(?:others|rest)\b"
+                            r"|\bremaining\s+(?:options|choices)\b)")
+_LIST_END_WORD = re.compile(r"\s*(?i:(or|nor|and))\b")
+
+
+def _list_end(masked: str, end: int, cuts: list[int]) -> int:
+    """Where a negated clause's list ends: "no happiness, sadness, anger, or fear" negates all four.
+    The clause goes on over short comma-separated items up to one that starts with "or"/"nor" (or
+    "and" after at least one more item); ``end`` itself when there is no such list."""
+    k, items, at = bisect_right(cuts, end - 1), 0, end
+    while k < len(cuts) and cuts[k] == at and at < len(masked) and masked[at] == ",":
+        nxt = cuts[k + 1] if k + 1 < len(cuts) else len(masked)
+        seg = masked[at + 1:nxt]
+        if len(seg.split()) > 5:
+            break
+        last = _LIST_END_WORD.match(seg)
+        if last and (last.group(1).lower() != "and" or items):
+            return nxt
+        items += 1
+        at, k = nxt, k + 1
+    return end
+
+
+def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return tuple(out)
 
 
 # --- non-answers -----------------------------------------------------------------------------------
@@ -258,15 +370,18 @@ NON_ANSWERS: tuple[tuple[str, re.Pattern], ...] = (
     ("asks for input", re.compile(
         r"(?i:\b(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:provide|share|upload|send|give|play|describe"
         r"|clarify|attach|specify|tell\s+me)\b|\b(?:please|kindly)\s+(?:provide|share|upload|send|attach|describe"
-        r"|play|give|specify|clarify)\b|\bi\s+(?:would\s+|will\s+)?need\s+(?:the|a|an|more|some|to\s+(?:hear|listen"
-        r"|know|see|have))\b)")),
+        r"|play|give|specify|clarify)\b|\b(?:i|we)\s+(?:would\s+|will\s+)?need\s+(?:the|a|an|more|some|to\s+(?:hear"
+        r"|listen|know|see|have))\b)")),
     ("none of the options", re.compile(
         r"(?i:^\W*(?:none|neither)\W*$|\b(?:none|neither)\s+of\s+(?:the|these|those|them)\b)")),
     ("undetermined", re.compile(
         r"(?i:\bunable\s+to\s+(?:determine|tell|answer|identify|say|decide)|\b(?:can\s*not|can't|cannot|could\s+not)"
-        r"\s+(?:be\s+)?(?:determined?|told|tell|answer\w*|identif\w+|say|decided?)\b|\bimpossible\s+to\s+(?:determine"
-        r"|tell|say|answer|know)|\binsufficient\s+(?:data|information|context|evidence)|\bnot\s+enough\s+(?:data"
-        r"|information|context|evidence)|\bundetermined\b|\bunknown\b|^\W*n\s*/?\s*a\W*$|\bnot\s+applicable\b"
+        r"\s+(?:be\s+)?(?:determined?|told|tell|answer\w*|identif\w+|say|decided?|calculat\w*)\b|\b(?:impossible"
+        r"|difficult|hard)\s+to\s+(?:accurately\s+)?(?:determine|tell|say|answer|know)|\binsufficient\s+(?:data"
+        r"|information|context|evidence)|\b(?:not|no)\s+(?:have\s+|provide\s+|give\s+|contain\s+)?(?:enough|sufficient)"
+        r"\s+(?:data|information|context|evidence|details)|\b(?:it'?s|it\s+is)\s+not\s+clear\b|\b(?:more|additional"
+        r"|further)\s+(?:context|information|details)\s+(?:is|are)\s+needed"
+        r"|\bundetermined\b|\bunknown\b|^\W*n\s*/?\s*a\W*$|\bnot\s+applicable\b"
         r"|\bi\s+(?:do\s+not|don't)\s+know\b|\bnot\s+(?:sure|certain)\b|\b(?:hard|difficult)\s+to\s+(?:say|tell)"
         r"|\bunclear\b|\bunsure\b|\bno\s+(?:clear\s+)?answer\b)")),
 )
@@ -275,11 +390,16 @@ NON_ANSWERS: tuple[tuple[str, re.Pattern], ...] = (
 def non_answer(text: str) -> str | None:
     """The kind of non-answer an output is (``asks for input``, ``none of the options``,
     ``undetermined``), or None. Callers ask only about outputs that name no option and no label:
-    then a request for the audio or an "unable to determine" is the whole message."""
+    then a request for the audio or an "unable to determine" is the whole message. A long
+    analysis that says "I need to listen for ..." along the way asks for nothing."""
     for kind, pattern in NON_ANSWERS:
-        if pattern.search(text):
+        if pattern.search(text) and (kind != "asks for input" or len(text) <= _REQUEST_CHARS):
             return kind
     return None
+
+
+#: a request for input is a short message; past this it is an analysis that mentions a need
+_REQUEST_CHARS = 600
 
 
 def refusal_kind(refusal: str) -> str:

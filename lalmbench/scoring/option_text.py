@@ -54,9 +54,23 @@ def stem(word: str) -> str:
     return w
 
 
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                 "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+#: an option that is a count in digits is named by the count in words too ("five" for "5"); not the
+#: other way round ("Segment 2:" numbers a list, it names no option "Two"), and never 1 ("one" is
+#: also a pronoun)
+_NUMBER_SPELLINGS = {str(i): w for i, w in enumerate(_NUMBER_WORDS) if w != "one"}
+#: the digits a number word stands for ("three" -> "3")
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS)}
+
+
 def _forms(word: str) -> list[str]:
-    """Spellings whose :func:`stem` is ``word`` (``beep`` -> ``beep``, ``beeps``)."""
-    return sorted({word} | {f for f in (word + "s", word + "es", word[:-1] + "ies") if stem(f) == word})
+    """Spellings whose :func:`stem` is ``word`` (``beep`` -> ``beep``, ``beeps``), and the other
+    spelling of a number (``five``/``5``)."""
+    forms = {word} | {f for f in (word + "s", word + "es", word[:-1] + "ies") if stem(f) == word}
+    if word in _NUMBER_SPELLINGS:
+        forms.add(_NUMBER_SPELLINGS[word])
+    return sorted(forms)
 
 
 def _literal_first(forms: list[str]) -> str:
@@ -94,9 +108,19 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     words = tuple(stem(t) for t in _TOKEN.findall(raw))
     if not words:
         return None
-    content = tuple(w for w in words if w not in ARTICLES) or words
+    # articles are dropped, except one that ends the text: "that's, a" is not "that's, that"
+    content = tuple(w for i, w in enumerate(words) if w not in ARTICLES or i == len(words) - 1 > 0) or words
     if len(raw) <= 2:
-        return content, raw, re.compile(_literal_first([raw]) + r"(?![\w#])")
+        spelt = _NUMBER_SPELLINGS.get(raw)
+        alt = f"(?:{_literal_first([raw])}|(?i:(?<![\\w#]){spelt}))" if spelt else _literal_first([raw])
+        return content, raw, re.compile(alt + r"(?![\w#])")
+    if len(content) == 1 and re.fullmatch(r"[a-z]{5,}", content[0]):
+        # a one-word option written with a hyphen ("hiphop" / "Hip-hop")
+        forms = "|".join("-?".join(re.escape(c) for c in f) for f in _forms(content[0]))
+        return content, raw, re.compile(rf"(?<![\w#])(?:{forms})(?![\w#])")
+    if len(words) > 1 and re.fullmatch(r"[\w#]+", raw) and "#" in raw[:-1]:
+        # a chord written as one word ("F#m", "C#m7"): its letters, not its tokens, are the option
+        return content, raw, re.compile(rf"(?<![\w#]){re.escape(raw.lower())}(?![\w#])")
     first, *rest = content
 
     def body(words) -> str:
@@ -112,8 +136,22 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
 @lru_cache(maxsize=4096)
 def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...]:
     """Each option's text as a whole-word pattern: case, plural and article-insensitive, any
-    punctuation between words ("Orson, Rosa" is "orson rosa"), quotes ignored."""
-    return tuple(OptionPhrase(label, *ph) for label, text in opts if (ph := _phrase(text)) is not None)
+    punctuation between words ("Orson, Rosa" is "orson rosa"), quotes ignored. Where every option
+    starts with the same words and what differs holds a number ("Ratio is 3:1", "Ratio is 1:3"),
+    the part that differs names the option too ("The answer is 3:1")."""
+    phrases = [OptionPhrase(label, *ph) for label, text in opts if (ph := _phrase(text)) is not None]
+    shared = os.path.commonprefix([p.words for p in phrases]) if len(phrases) > 1 else ()
+    if not shared or any(len(p.words) == len(shared) for p in phrases):
+        return tuple(phrases)
+    out = []
+    for p in phrases:
+        core = p.words[len(shared):]
+        if p.short or not any(any(c.isdigit() for c in w) for w in core):
+            out.append(p)
+            continue
+        alt = r"(?<![\w#])" + _GAP.join(re.escape(w) for w in core) + r"(?![\w#])"
+        out.append(OptionPhrase(p.label, p.words, p.raw, re.compile(f"(?:{p.pattern.pattern}|{alt})")))
+    return tuple(out)
 
 
 def _article_not_option(text: str, a: int, b: int, start: int) -> bool:

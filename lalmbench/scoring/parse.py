@@ -48,7 +48,19 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals.
 
-Changelog: 2.1.0 non-answers named (status ``non-answer``, reason ``non-answer: asks for input`` /
+Changelog: 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
+(``</Reasoning>``, a stray ``</answer>``) end sentences, and answer blocks may be named ``answer``,
+``conclusion``, ``final_answer`` or ``response``, a closing tag after a label (``A</Conclusion>``) or a
+label alone in angle brackets (``<B>``) states it; an invented next turn (``Human:``) and sign-offs are
+cut; an answer before a junk repetition loop is read; an output cut off mid-analysis (``...``, or
+ending on ``by``/``the``/...) is read only for an answer stated in so many words before the cut;
+conclusions continued after a colon, opened by ``So``, after the last ``but``, or the last
+marked statement that names an option; an answer statement naming no option is unparseable, not
+MMAU's word match; with the labels hidden, "option A / the second option makes sense" is read by
+place when the output's own lettering agrees; a final statement holding every word of one option;
+negated lists ("no X, Y, or Z") and "other options ... not" veto their options; near-miss spellings
+only in the final statement, outside quoted speech; one-word chords (``F#m``); number words for
+digit options; identical word sets are never told apart by MMAU's rule. 2.1.0 non-answers named (status ``non-answer``, reason ``non-answer: asks for input`` /
 ``undetermined`` / ``none of the options`` / ``refusal``), so ``unparseable`` means only outputs the
 rules failed to read; answer blocks naming different options are unparseable; "every option: (b)"
 is a list, not an answer; a final "is: D" after a restated question and a closing lower-case
@@ -76,7 +88,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.1.0"
+PARSER_VERSION = "2.2.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -113,13 +125,25 @@ def _non_answer(kind: str, detail: str = "") -> ParseResult:
 
 @dataclass(frozen=True, slots=True)
 class _Conclusion:
+    """What the final answer statement says: ``label``, or why none (``hard``: no later stage may read
+    the output instead; ``cut``: not even MMAU's word match, the output stopped before answering or
+    answered with something that is no option)."""
+
     label: str | None
     reason: str
     hard: bool = False
     pos: int = -1
+    cut: bool = False
 
 
-_ANSWER_TAG = re.compile(r"(?i:<answer>)(?P<c>[^<]{0,2000})(?i:</answer>)")
+_ANSWER_TAG = re.compile(rf"<(?P<t>{al.ANSWER_TAG_NAMES})>(?P<c>[^<]{{0,2000}})</(?P=t)>", re.IGNORECASE)
+# markup tags (``</Reasoning>``, ``<Conclusion>``) end a sentence the way a line break does
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z_ ]{0,24}>")
+# an output whose last sentence trails off ("So based purely on what I heard...") or stops on a word
+# no sentence ends with ("This scenario is characterized by") was cut off
+_UNFINISHED = re.compile(r"(?:\.\.\.|…)[\s\"'*)]*$|(?<![\w'])(?:a|an|the|of|to|by|for|with|from|in|on|at|into|about"
+                         r"|and|or|but|nor|is|are|was|were|be|been|that|which|whose|as|than|because|its|their|this"
+                         r"|these|those|his|her|my|our|your|such)[ \t]*$")
 _BOXED = re.compile(r"\\boxed\{(?P<c>[^{}\n]{0,500}(?:\{[^{}\n]{0,500}\}[^{}\n]{0,500})?)\}")
 
 
@@ -143,11 +167,17 @@ def _labelled(text: str, pos: int, label: str) -> bool:
 def _contrast(a: ot.OptionPhrase, b: ot.OptionPhrase) -> bool:
     """Options that differ by a modifier ("female singer" / "male singer", "two beeps" / "one beep"):
     describing one excludes the other."""
-    return bool((set(a.words) & set(b.words)) - ot.ARTICLES)
+    return bool((set(a.words) & set(b.words)) - _FUNCTION_WORDS)
+
+
+# words two options can share without one being a variant of the other ("Leaping between surfaces" /
+# "Flying between trees")
+_FUNCTION_WORDS = ot.ARTICLES | {"of", "to", "in", "on", "at", "by", "for", "with", "from", "between", "and", "or",
+                                 "is", "are", "it", "its", "his", "her", "their", "as"}
 
 
 def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
-                v: at.Vetoes) -> _Conclusion | None:
+                v: at.Vetoes, labels_shown: bool = True) -> _Conclusion | None:
     if not sentences:
         return None
     blocks = {lab for m in _ANSWER_TAG.finditer(text)
@@ -161,20 +191,53 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         k = next((i for i, (s, e) in enumerate(sentences) if s <= a < e or a < s), len(sentences) - 1)
         where = "answer tag" if tag.re is _ANSWER_TAG else "boxed answer"
     else:
-        marks = [i for i, (s, e) in enumerate(sentences) if at.MARKER.search(masked, s, e)]
+        cut = _UNFINISHED.search(text) is not None
+        if cut:
+            # the last sentence trails off: only an answer stated in so many words before it counts
+            sentences = sentences[:-1]
+        marker = at.STRONG_MARKER if cut else at.MARKER
+        marks = [i for i, (s, e) in enumerate(sentences)
+                 if marker.search(masked, s, e) or (not cut and _SO_START.match(masked, s, e))
+                 or (not cut and _LEAD_IN.search(masked, s, e) and i + 1 < len(sentences)
+                     and len({lab for lab, _, _ in ot.find_options(text, *sentences[i + 1], phrases)}) == 1)]
         if marks:
             k = marks[-1]
+            if not at.ANSWER_IS.search(masked, *sentences[k]):
+                # the last statement that names an option, where the sentences after it name none:
+                # "... points toward electronic dance elements. This isn't folk. It's definitely got
+                # a club-ready beat." concludes in the first of them
+                k = next((i for i in reversed(marks)
+                          if ot.named_options(text, *_statement(masked, sentences, i), phrases, v).asserted), k)
             where = "final answer statement"
+        elif cut:
+            return _Conclusion(None, "analysis cut off before its conclusion", hard=True, cut=True)
         else:
             k, marked = len(sentences) - 1, False
             where = "final sentence" if len(sentences) > 1 else "one-sentence answer"
-        a, b = sentences[k]
+        a, b = _statement(masked, sentences, k)
+        if b > sentences[k][1]:
+            k += 1
         ans = _last(at.ANSWER_IS, masked[a:b])
-        if ans is not None and ot.find_options(text, a + ans.end(), b, phrases):
-            a = a + ans.end()
+        # where the answer phrase ends (its trailing blanks may be a quoted or blanked option text)
+        after = a + ans.start() + len(ans.group(0).rstrip()) if ans is not None else b
+        if ans is not None and ot.find_options(text, after, b, phrases):
+            a = after
+        elif ans is not None and "answer" in ans.group(0).lower() and _WORDS_AFTER.match(text, after, b):
+            # "the correct answer is \"eleven\"": an answer, but not one of the options
+            return _Conclusion(None, f"{where} gives an answer that is no option "
+                                     f"({text[after:b].strip()[:40]!r})", hard=True, cut=True)
+    if tag is None:
+        # "Cats, frogs and hens make different sounds, but the clucking is most like a hen": what
+        # comes after the last "but" is the conclusion
+        turn = _last(_BUT, masked[a:b])
+        if turn is not None and at.MARKER.search(masked, a + turn.end(), b) \
+                and ot.find_options(text, a + turn.end(), b, phrases):
+            a = a + turn.end()
     named = ot.named_options(text, a, b, phrases, v)
     s0, e0 = sentences[k] if tag is None else (a, b)
-    if named.asserted and at.hedged(masked, s0, e0):
+    if tag is None:
+        s0 = min(s0, a)
+    if named.asserted and at.hedged(masked, s0, e0, named.spans[0][1] if named.spans else None):
         return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
     if len(named.asserted) > 1:
         return _Conclusion(None, f"{where} names several options ({sorted(named.asserted)})", hard=True)
@@ -182,7 +245,13 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         if named.vetoed:
             return _Conclusion(None, f"{where} names options only under a negation or doubt ({sorted(named.vetoed)})",
                                hard=True)
-        return None
+        read = _statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
+        if read is None:
+            return None
+        if at.hedged(masked, s0, e0, read[1]):
+            return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
+        named = ot.Named(frozenset({read[0]}), frozenset(), ((read[0], read[1], b),))
+        where = f"{where}, {read[2]}"
     label, = named.asserted
     pos = named.spans[-1][1]
     for s, e in sentences[k + 1:]:
@@ -199,6 +268,24 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
     return _Conclusion(label, where, pos=pos)
 
 
+_BUT = re.compile(r"(?i:\b(?:but|however|yet|whereas)\b)")
+# "the main issue the speaker is facing is:\n* Luggage lost": a lead-in that the next line completes
+_LEAD_IN = re.compile(r"(?i:\b(?:is|are|be|as|was)\s*:\s*$)")
+# "So counting the confirmed wins: 2 times." a sentence that opens with "So" concludes
+_SO_START = re.compile(r"[\s*>-]*(?i:so)\b(?!\s+(?:much|many|far|that)\b)")
+
+
+def _statement(masked: str, sentences: list[tuple[int, int]], k: int) -> tuple[int, int]:
+    """Sentence ``k``, and the next one where it ends in a colon ("Therefore, the correct answer
+    is:\n\n* Woman": the statement goes on on the next line)."""
+    a, b = sentences[k]
+    if masked[a:b].rstrip().endswith(":") and k + 1 < len(sentences):
+        b = sentences[k + 1][1]
+    return a, b
+# the text after "the answer is" holds a word (not just a label, which the label stage reads)
+_WORDS_AFTER = re.compile(r"[\s*\"'“”:]*(?![(\[]?[A-Z][)\].,:]?[\s*\"']*(?:$|\n))[\w]", re.UNICODE)
+
+
 def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label: str, pos: int,
                   phrases: Sequence[ot.OptionPhrase],
                   v: at.Vetoes) -> str | None:
@@ -210,14 +297,19 @@ def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], labe
     k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
     if k is None:
         return None
-    if mine is not None:
+    # "Therefore, the answer is: (A) The third speaker" states the label with its own text: the
+    # statement is whole, whatever the sentence before it described
+    whole = ot.starts_with_option(text, pos + len(label), min(len(text), pos + len(label) + 300), phrases) == label
+    if mine is not None and not whole:
         for s, e in sentences[max(0, k - 1):k + 1]:
             # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
             named = {lab for lab, a, _ in ot.named_options(text, s, e, phrases, v).spans
                      if not _labelled(text, a, lab)}
             if len(named) == 1 and label not in named:
                 other, = named
-                if other in by_label and _contrast(mine, by_label[other]):
+                # describing "valid" does not contradict "Valid. No counterexample exists"
+                if other in by_label and _contrast(mine, by_label[other]) \
+                        and not set(by_label[other].words) < set(mine.words):
                     return f"label {label} but the text says option {other}"
     for s, e in sentences[k + 1:]:
         if not at.MARKER.search(masked, s, e):
@@ -258,12 +350,14 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
                 distinctive_of_others |= other - toks
         if pred.isdisjoint(distinctive_of_others):
             matches.append(lab)
+    if len(matches) > 1 and len({dict(opt_tokens)[lab] for lab in matches}) == 1:
+        return None  # "From near to far" / "From far to near": the same words, only their order tells
     res = _unique(matches, "token-set", "mmau-token-set")
     if res is not None and res.label is not None:
         own = dict(opt_tokens)[res.label] - ot.ARTICLES
-        for a, b in v.negated + v.uncertain:
+        for a, b in v.negated + v.uncertain + v.negated_wide:
             if own & tokens(text[a:b]):
-                return _unparseable("token-set match under a negation or doubt")
+                return None  # under a negation or doubt: the conclusion stage reads it, or nothing does
     return res
 
 
@@ -331,7 +425,22 @@ def parse_options_key(raw: str | None, opts: tuple[tuple[str, str], ...],
     unit = text[start:start + period].strip()[:40]
     if res.label is not None and res.reason in EXPLICIT:
         return ParseResult(res.label, res.status, f"{res.reason} (repetition loop of {unit!r} collapsed)")
+    if res.label is not None and _answered_before_junk(res, text[:start], text[start:start + period], opts):
+        return ParseResult(res.label, res.status, f"{res.reason} (then {unit!r} repeated)")
     return _unparseable(f"degenerate repetition loop ({unit!r} repeated)")
+
+
+def _answered_before_junk(res: ParseResult, before: str, unit: str, opts: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the text before a repetition loop is a whole answer (it ends with a closed answer
+    block, or it is the option's exact text) and the loop names no option and no label
+    ("</answer>\nHuman\nHuman\n..."): the model answered, then ran on."""
+    block = _last(_ANSWER_TAG, before) or _last(_BOXED, before)
+    # only the loop's unit after the block (the loop may restart after a blank line)
+    junk = re.fullmatch(rf"(?:\s*{re.escape(unit.strip())})*\s*", before[block.end():]) if block else None
+    whole = res.status in ("exact-text", "normalised-text") or junk is not None
+    labels = "|".join(re.escape(lab) for lab, _ in opts)
+    return whole and not ot.find_options(unit, 0, len(unit), ot.option_phrases(opts)) \
+        and not re.search(rf"(?<![A-Za-z0-9])(?:{labels})(?![A-Za-z0-9])", unit)
 
 
 def _text_stages(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...]) -> ParseResult | None:
@@ -372,10 +481,12 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     phrases = ot.option_phrases(opts)
     occurrences = ot.find_options(text, 0, len(text), phrases)
     ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2]
-    masked = at.blank(text, at.quoted_spans(text) + ospans)
+    tags = [m.span() for m in _TAG.finditer(text)]
+    # quoted speech and option texts blanked; markup tags turned into line breaks
+    masked = at.blank(at.blank(text, at.quoted_spans(text) + ospans), tags, "\n")
     # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
     # (filled, not spaced: an option text that is a whole sentence after ". " stays a sentence)
-    sentences = at.sentence_spans(at.blank(text, ospans, "_"), text)
+    sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
     v = at.vetoes(text, masked)
 
     lr = None
@@ -389,8 +500,13 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 
     concl = None
     if occurrences and not v.refusal and ("conclusion" in stages or (lr is not None and lr.kind == "formatted")):
-        concl = _conclusion(text, masked, sentences, phrases, v)
+        concl = _conclusion(text, masked, sentences, phrases, v, labels_shown)
+    cut = _UNFINISHED.search(text) is not None
     if lr is not None and lr.kind == "formatted":
+        if cut and "\n" in text[:lr.pos] and (concl is None or concl.label != lr.label):
+            # "* **(d) Air bubbling through water:** This scenario is characterized by": a label the
+            # analysis had reached when it was cut off, not its answer (one on the first line is)
+            return _unparseable(f"analysis cut off before its conclusion (label {lr.label} in it)")
         if concl is not None and concl.label is not None and concl.label != lr.label:
             return _unparseable(f"label {lr.label} but the {concl.reason} names option {concl.label}")
         why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
@@ -403,7 +519,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     if v.refusal:
         return _non_answer(at.refusal_kind(v.refusal.strip()), repr(v.refusal.strip()))
 
-    if "token-set" in stages:
+    if "token-set" in stages and not cut and not (concl is not None and concl.cut):
         res = _token_set(text, opts, v)
         if res is not None:
             return res
@@ -419,8 +535,132 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     if concl is not None:
         return _unparseable(concl.reason)
     if not occurrences:
+        if "conclusion" in stages and not v.refusal and sentences:
+            if cut:
+                return _unparseable("analysis cut off before its conclusion")
+            # no option text anywhere, but the final statement may still say which one
+            marks = [i for i, (s, e) in enumerate(sentences) if at.MARKER.search(masked, s, e)]
+            k = marks[-1] if marks else len(sentences) - 1
+            a, b = _statement(masked, sentences, k)
+            read = _statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
+            if read is not None and not at.hedged(masked, a, b, read[1]):
+                return ParseResult(read[0], "conclusion", f"final statement, {read[2]}")
+            ans = _last(at.ANSWER_IS, masked[a:b])
+            after = a + ans.start() + len(ans.group(0).rstrip()) if ans is not None else b
+            if ans is not None and "answer" in ans.group(0).lower() and _WORDS_AFTER.match(text, after, b) \
+                    and not at.non_answer(text[after:b]) and not _shares_option_words(text[after:b], phrases) \
+                    and not ot.near_misses(text[after:b], opts):
+                # "Therefore, the correct answer is \"eleven\"": an answer, but none of the options
+                return _unparseable(f"final answer statement gives an answer that is no option "
+                                    f"({text[after:b].strip()[:40]!r})")
         return _unnamed(text, opts, stages, labels_shown)
     return _unparseable("no stage matched")
+
+
+# "option A", "choice 3", "the last option": a reference to an option by its place
+_OPTION_REF = re.compile(r"(?i:\b(?:option|choice)\s*#?\s*(?P<x>[A-J](?![\w'])|\d{1,2}\b|one|two|three|four|five)"
+                         r"|\b(?:the\s+)?(?P<o>first|second|third|fourth|fifth|last)\s+(?:option|choice)\b)")
+_PLACES = {"one": 0, "two": 1, "three": 2, "four": 3, "five": 4, "first": 0, "second": 1, "third": 2, "fourth": 3,
+           "fifth": 4}
+
+
+def _place(m: re.Match, n: int) -> int | None:
+    x = (m.group("x") or m.group("o")).lower()
+    if x == "last":
+        i = n - 1
+    elif x in _PLACES:
+        i = _PLACES[x]
+    else:
+        i = int(x) - 1 if x.isdigit() else ord(x) - ord("a")
+    return i if 0 <= i < n else None
+
+
+def _statement_reading(text: str, masked: str, a: int, b: int, phrases: Sequence[ot.OptionPhrase], v: at.Vetoes,
+                       labels_shown: bool, sentences: list[tuple[int, int]]) -> tuple[str, int, str] | None:
+    """(label, position, how) of an output whose final statement (``text[a:b]``) names no option
+    text but still says which:
+
+    - with the labels hidden, a reference by place (:func:`_place_reference`);
+    - every word of exactly one option, and no word only other options have ("points toward reed
+      stops within a pipe organ" for "Reed stops of pipe organ"), outside negated clauses.
+    """
+    if not labels_shown:
+        read = _place_reference(text, masked, sentences, phrases, v)
+        if read is not None:
+            return read
+    words = {ot.stem(w) for w in re.findall(r"\w+", masked[a:b].lower())}
+    for s, e in v.negated + v.negated_wide:
+        if s < b and e > a:
+            words -= {ot.stem(w) for w in re.findall(r"\w+", masked[max(s, a):min(e, b)].lower())}
+    own = {p.label: set(p.words) - _FUNCTION_WORDS for p in phrases}
+    hits = [lab for lab, ws in own.items() if len(ws) >= 2 and ws <= words
+            and not any((other - ws) & words for o, other in own.items() if o != lab and other != ws)]
+    if len(hits) == 1:
+        return hits[0], a, "all the words of one option"
+    return None
+
+
+# what a sentence that picks an option by place says of it ("option A makes the most sense",
+# "Option 4 seems correct", "the second option matches perfectly")
+_COMMITS = re.compile(r"(?i:\bmakes?\s+(?:the\s+most\s+)?sense|\b(?:seems?|is|appears?|remains?)\s+(?:to\s+be\s+)?(?:the\s+)?"
+                      r"(?:most\s+)?(?:correct|right|best|accurate|appropriate|plausible|reasonable)|\bbest\b|\bperfectly\b"
+                      r"|\bcaptures?\s+exactly|\bthe\s+answer\b)")
+
+
+def _place_reference(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
+                     v: at.Vetoes) -> tuple[str, int, str] | None:
+    """With the labels hidden, the last sentence that picks one option by place ("So option A
+    seems most accurate", "Option 3 best matches", "the second option matches perfectly"): the
+    letters and numbers are the model's own, in the order the options were shown. Never when an
+    option text is itself a letter or a note, when the output pairs a letter with another option's
+    text, or when that sentence or the one before counts a number that is another option's."""
+    if any(len(p.raw) <= 2 for p in phrases) or not _own_letters_agree(text, phrases):
+        return None
+    for k in range(len(sentences) - 1, -1, -1):
+        s, e = sentences[k]
+        refs = [m for m in _OPTION_REF.finditer(masked, s, e) if not v.vetoed_at(m.start())]
+        commit = at.MARKER.search(masked, s, e) or _COMMITS.search(masked, s, e)
+        if not refs or not commit or v.vetoed_at(commit.start()):
+            continue
+        places = {_place(m, len(phrases)) for m in refs}
+        if len(places) != 1 or None in places:
+            return None
+        i, = places
+        counted = _numbers(at.blank(masked, [m.span() for m in refs])[sentences[max(0, k - 1)][0]:e])
+        if any(_leading_number(p.raw) in counted for j, p in enumerate(phrases) if j != i) \
+                and _leading_number(phrases[i].raw) not in counted:
+            return None  # "... exactly three iterations. This matches option C." where C is "2 times"
+        return phrases[i].label, refs[-1].start(), "its reference to an option by place"
+    return None
+
+
+def _shares_option_words(span: str, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether an answer shares a content word with some option ("Caat meowing" with "Cat
+    meowing"): a garbled option, not an answer outside the options."""
+    words = {ot.stem(w) for w in re.findall(r"\w+", span.lower())} - _FUNCTION_WORDS
+    return any(words & set(p.words) for p in phrases)
+
+
+def _numbers(span: str) -> set[str]:
+    words = re.findall(r"\w+", span.lower())
+    return {ot.NUMBER_WORDS.get(w, w) for w in words if w.isdigit() or w in ot.NUMBER_WORDS}
+
+
+def _leading_number(option: str) -> str | None:
+    m = re.match(r"\s*(\w+)", option.lower())
+    w = m.group(1) if m else ""
+    return ot.NUMBER_WORDS.get(w, w) if w.isdigit() or w in ot.NUMBER_WORDS else None
+
+
+def _own_letters_agree(text: str, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether every "Option B: <text>" the output writes pairs the letter with the option shown in
+    that place (a model that lettered the options in another order cannot be read by letter)."""
+    for m in re.finditer(r"(?i:\b(?:option|choice)\s+(?P<x>[A-J])\b\s*[:=(\-–—]\s*)", text):
+        i = ord(m.group("x").upper()) - ord("A")
+        said = ot.starts_with_option(text, m.end(), min(len(text), m.end() + 300), phrases)
+        if said is not None and (i >= len(phrases) or said != phrases[i].label):
+            return False
+    return True
 
 
 def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...],
@@ -428,7 +668,13 @@ def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ..
     """An output that names no option and no label: a near-miss spelling of one option
     (``Accordian``), read again with the option's spelling; else a non-answer of a known kind;
     else unparseable."""
-    fixes = ot.near_misses(text, opts)
+    # only in the final statement, outside quoted speech: "turn right at the light" quoted from the
+    # audio, or a word of the analysis, is not the option "eight" misspelt
+    spans = at.sentence_spans(text)
+    last = spans[-1][0] if spans else 0
+    quoted = at.quoted_spans(text)
+    fixes = [(a, b, w) for a, b, w in ot.near_misses(text, opts)
+             if a >= last and not any(qa <= a < qb for qa, qb in quoted)]
     if fixes and not at.hedged(text, 0, len(text)):
         parts, i = [], 0
         for a, b, word in fixes:
@@ -440,7 +686,9 @@ def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ..
             return ParseResult(res.label, res.status, f"{res.reason}; near-miss spelling {spelt}")
         if res.status != "unparseable" or res.reason != "no stage matched":
             return res
-    kind = at.non_answer(text)
+    # "<Conclusion>N/A</Conclusion>" after reasoning: the answer block is what says nothing
+    kind = next((k for m in _ANSWER_TAG.finditer(text) if (k := at.non_answer(m.group("c")))), None) \
+        or at.non_answer(text)
     if kind is not None:
         return _non_answer(kind)
     return _unparseable("no stage matched")
