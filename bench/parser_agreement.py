@@ -99,15 +99,21 @@ def final_sentence_names_one(raw: str, options: list[dict]) -> bool:
                for o in options if len(o["text"]) > 2) == 1
 
 
-def collected_rows() -> list[dict]:
-    """The blind-graded collected outputs: each source record with the grader's ``label``."""
+#: the grading rounds of the collected corpus: ``labels.jsonl`` (650, graded before any rule change),
+#: then two samples graded after the rules of each round, before the next (they found what it fixed)
+ROUNDS = ("labels.jsonl", "labels_round2.jsonl", "labels_round3.jsonl")
+
+
+def collected_rows(labels: str = "labels.jsonl") -> list[dict]:
+    """The blind-graded collected outputs of one grading round: each source record with the grader's
+    ``label``."""
     outputs = {}
     for path in sorted(COLLECTED.glob("*.jsonl")):
-        if path.name != "labels.jsonl":
+        if not path.name.startswith("labels"):
             for line in path.read_text(encoding="utf-8").splitlines():
                 rec = json.loads(line)
                 outputs[rec["case"]] = rec
-    graded = [json.loads(line) for line in (COLLECTED / "labels.jsonl").read_text(encoding="utf-8").splitlines()]
+    graded = [json.loads(line) for line in (COLLECTED / labels).read_text(encoding="utf-8").splitlines()]
     return [{**outputs[g["case"]], "label": g["label"]} for g in graded]
 
 
@@ -148,6 +154,10 @@ def graded_corpora() -> None:
         for g in sorted(groups):
             print(groups[g].row(name, g))
         print(everything.row(f"**{name}**", "**all**"))
+    print("\n| corpus | grading round | n | agree | wrong | missed | over-read | conclusions read | unparseable "
+          "| non-answers |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for labels in ROUNDS:
+        print(total(tally(collected_rows(labels), "system")).row("collected", labels))
     print("\n| parser class | collected n | agree | written n | agree |\n|---|---:|---:|---:|---:|")
     for c in sorted(set(c_all.classes) | set(w_all.classes)):
         print(f"| {c} | {c_all.classes[c]} | {c_all.agree_by_class[c]} | {w_all.classes[c]} | {w_all.agree_by_class[c]} |")

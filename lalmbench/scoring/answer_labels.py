@@ -72,6 +72,13 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         ("answer-tag", re.compile(rf"<{ANSWER_TAG_NAMES}>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
         # a label closing an answer block whose opening tag was lost ("...walking.</Reasoning>A</Conclusion>")
         ("answer-tag", re.compile(rf"(?:^|(?<=[\s>]))(?:{plab}|[(\[*]*{lab}[)\].*]*)\s*</{ANSWER_TAG_NAMES}>")),
+        # an answer slot whose tags were lost, closing the output ("</Reasoning>，Conclusion，A，")
+        ("answer-tag", re.compile(rf"(?:^|(?<=[\s>,]))(?i:conclusion)\s*[:,]\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)"
+                                  rf"\s*[,.]?\s*$")),
+        # a label alone after the reasoning's closing tag ("... a person.</Reasoning>A"), or in a slot
+        # whose tag degraded to one letter ("<C> D </C>")
+        ("answer-tag", re.compile(rf"</[A-Za-z][A-Za-z_ ]{{0,24}}>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)\s*$")),
+        ("answer-tag", re.compile(rf"<(?P<t>[A-Za-z])>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)\s*</(?P=t)>")),
         # a lone lower-case letter filling an answer block is a label too ("<answer>b</answer>")
         ("answer-tag", re.compile(rf"<{ANSWER_TAG_NAMES}>\s*(?P<pl>{lalt})[.]?\s*</{ANSWER_TAG_NAMES}>")),
     )
@@ -100,7 +107,7 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
 
 # substrings a pattern cannot match without (checked on the lower-cased text before scanning)
 _NEEDS = {"answer-is": ("answer", "choice", "option"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
-          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("answer>", "conclusion>", "response>"),
+          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("answer>", "conclusion", "response>", "</"),
           "bold": ("**",), "angle": ("<",),
           "parenthesised": ("(", "["), "option-word": ("option", "choice", "letter")}
 

@@ -145,9 +145,12 @@ _CLAUSE_BREAK = re.compile(
     r"[,;:()\[\]\"“”—–]|\s-\s|(?i:\b(?=(?:but|however|whereas|while|although|though|yet|so|therefore|thus|hence"
     r"|because|since|rather\s+than|(?<!rather\s)than|instead\s+of|unlike|except|as\s+opposed\s+to)\b))")
 # a negation vetoes the options named in its own clause (cues inside option texts are masked out)
+# ("without speculation", "no doubt" say how certain the model is, they negate nothing: "makes chainsaw the
+# only logical fit ... without speculation" keeps the chainsaw)
 _NEGATION = re.compile(
-    r"(?i:\b(?:not|no|never|neither|nor|none|cannot|without|unlikely|incorrect|wrong|rather\s+than|instead\s+of"
-    r"|unlike|except|as\s+opposed\s+to|rule[sd]?\s+out|eliminat\w*|absent|excluded?|than)\b|n't\b)")
+    r"(?i:\b(?:not|no(?!\s+doubt)|never|neither|nor|none|cannot|without(?!\s+(?:a\s+|any\s+)?(?:doubt|question"
+    r"|hesitation|speculat|assum|overinterpret|making\s+assum|over-?thinking))|unlikely|incorrect|wrong|rather\s+than"
+    r"|instead\s+of|unlike|except|as\s+opposed\s+to|rule[sd]?\s+out|eliminat\w*|absent|excluded?|than)\b|n't\b)")
 # uncertainty vetoes its clause (and, in the same sentence, clauses that only hedge: "not sure, maybe C")
 _UNCERTAIN = re.compile(
     r"(?i:\bnot\s+(?:sure|certain)|\bunsure\b|\buncertain\b|\bi\s+(?:do\s+not|don't)\s+know\b"
@@ -205,7 +208,9 @@ MARKER = re.compile(
     r"|(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?(?:most\s+)?(?:correct|right|accurate|plausible|fitting"
     r"|appropriate)|points?\s+(?:squarely\s+|strongly\s+|clearly\s+)?towards?|(?:definitely|absolutely)(?!\s+(?:not|no)\b)"
     r"|most\s+(?:characteristic|consistent|typical|relevant|suitable)|matches\s+(?:option|choice|perfectly|best)"
-    r"|is\s+clearly|feels?\s+right|seems?\s+right"
+    r"|is\s+clearly|feels?\s+right|seems?\s+right|perfectly\s+match(?:es)?|aligns?\s+(?:perfectly|best|most\s+closely)"
+    r"|only\s+(?:logical|reasonable|possible|plausible)\s+(?:fit|option|choice|answer|match)"
+    r"|accurately\s+(?:describes|captures|reflects)"
     r"|correct\s+\w+\s+(?:is|would\s+be|should\s+be))\b)"
     r"|\*\*|答案|选")
 # the answer phrase after an answer statement: "the (most appropriate) answer is X", "Answer: X"
@@ -278,7 +283,7 @@ def vetoes(text: str, masked: str) -> Vetoes:
     """Vetoes of ``text``; ``masked`` is the same text with quoted speech and option texts blanked
     (so "None of the above" as an option, or a quoted "I'm sorry", never vetoes). One pass per
     cue kind; a cue's clause is found by bisecting the sorted clause boundaries."""
-    m = _REFUSAL.search(masked)
+    m = next((r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)), None)
     if m:
         return Vetoes(m.group(0), (), ())
     neg = [c.start() for c in _NEGATION.finditer(masked)]
@@ -316,7 +321,7 @@ def vetoes(text: str, masked: str) -> Vetoes:
                 uncertain.add((a, b))
     # "happy could be possible but the intensity points toward shock": the hedged clause concedes
     uncertain |= {around(pos, cuts) for pos in conceded}
-    negated = {around(pos, cuts) for pos in neg} - uncertain
+    negated = {_negated_span(masked, pos, around(pos, cuts), around(pos, sent_cuts)[0]) for pos in neg} - uncertain
     for a, b in negated:
         wide.append((a, _list_end(masked, b, cuts)))
     for m in _OTHER_OPTIONS.finditer(masked):
@@ -329,10 +334,19 @@ def vetoes(text: str, masked: str) -> Vetoes:
     return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)), _merged(wide))
 
 
+def _negated_span(masked: str, pos: int, clause: tuple[int, int], sentence_start: int) -> tuple[int, int]:
+    """The clause a negation at ``pos`` vetoes; a "without" in a sentence that has already committed
+    ("This aligns perfectly with walking without any sign of running") vetoes only what follows it."""
+    if masked.startswith(("without", "Without"), pos) and MARKER.search(masked, sentence_start, pos):
+        return pos, clause[1]
+    return clause
+
+
 # "the other options", "the rest": a sentence about them that negates anything rejects them all
-_OTHER_OPTIONS = re.compile(r"(?i:\bother\s+(?:options?|choices?|answers?|possibilities)\b|\bthe\s+(?:others|rest)\b"
+_OTHER_OPTIONS = re.compile(r"(?i:\bother\s+(?:options?|choices?|answers?|possibilities|alternatives|roles)\b|\bthe\s+(?:others|rest)\b"
                             r"|\bremaining\s+(?:options|choices)\b)")
 _LIST_END_WORD = re.compile(r"\s*(?i:(or|nor|and))\b")
+_LAST_ITEM = re.compile(r"\s*\w+(?:\s+\S+){1,2}")
 
 
 def _list_end(masked: str, end: int, cuts: list[int]) -> int:
@@ -343,11 +357,12 @@ def _list_end(masked: str, end: int, cuts: list[int]) -> int:
     while k < len(cuts) and cuts[k] == at and at < len(masked) and masked[at] == ",":
         nxt = cuts[k + 1] if k + 1 < len(cuts) else len(masked)
         seg = masked[at + 1:nxt]
-        if len(seg.split()) > 5:
-            break
         last = _LIST_END_WORD.match(seg)
         if last and (last.group(1).lower() != "and" or items):
-            return nxt
+            # the last item, and not the rest of its clause: "..., or anger in the speaker's voice"
+            return nxt if len(seg.split()) <= 5 else at + 1 + _LAST_ITEM.match(seg).end()
+        if len(seg.split()) > 5:
+            break
         items += 1
         at, k = nxt, k + 1
     return end
@@ -400,6 +415,16 @@ def non_answer(text: str) -> str | None:
 
 #: a request for input is a short message; past this it is an analysis that mentions a need
 _REQUEST_CHARS = 600
+
+
+def _answered_after(masked: str, refusal: re.Match) -> bool:
+    """Whether "none of the options match exactly" is followed by an answer statement ("... the
+    closest is ... The answer is (B)"): then it only negates its clause, it refuses nothing."""
+    if not re.match(r"(?i:none|neither)\b", refusal.group(0)):
+        return False
+    return any("answer" in ans.group(0).lower()
+               and not re.match(r"[\s*\"':]*(?i:none|neither|n/?a)\b", masked[ans.end():ans.end() + 20])
+               for ans in ANSWER_IS.finditer(masked, refusal.end()))
 
 
 def refusal_kind(refusal: str) -> str:

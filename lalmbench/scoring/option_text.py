@@ -16,7 +16,10 @@ from typing import Sequence
 
 from lalmbench.scoring.answer_text import Vetoes
 
-_WORD = re.compile(r"\b\w+\b")
+# CJK characters, which run on into Latin words ("Canon这种作曲技法"): a word ends where they start
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = re.compile(rf"[^\W{_CJK}]+|[{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 _ANSWER_PREFIX = re.compile(r"^(?:the\s+)?(?:correct\s+|final\s+|best\s+)?(?:answer|option|choice)"
                             r"\s*(?:is|would\s+be|should\s+be|:|=|-)\s*", re.IGNORECASE)
 
@@ -31,7 +34,7 @@ def normalise_text(text: str) -> str:
 
 @lru_cache(maxsize=1 << 17)
 def tokens(text: str) -> frozenset[str]:
-    """MMAU's tokenisation: lower-cased ``\\b\\w+\\b`` words as a set."""
+    """MMAU's tokenisation: lower-cased ``\\b\\w+\\b`` words as a set (a CJK run is a word of its own)."""
     return frozenset(_WORD.findall(text.lower()))
 
 
@@ -65,12 +68,20 @@ NUMBER_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS)}
 
 
 def _forms(word: str) -> list[str]:
-    """Spellings whose :func:`stem` is ``word`` (``beep`` -> ``beep``, ``beeps``), and the other
-    spelling of a number (``five``/``5``)."""
+    """Spellings whose :func:`stem` is ``word`` (``beep`` -> ``beep``, ``beeps``), the other
+    spelling of a number (``five``/``5``), and an emotion's noun or adjective (``sad``/``sadness``)."""
     forms = {word} | {f for f in (word + "s", word + "es", word[:-1] + "ies") if stem(f) == word}
     if word in _NUMBER_SPELLINGS:
         forms.add(_NUMBER_SPELLINGS[word])
+    forms |= _EMOTION_FORMS.get(word, set())
     return sorted(forms)
+
+
+# emotion-recognition options are adjectives or nouns, and answers use the other ("a state of
+# sadness" for "sad", "fearful" for "fear")
+_EMOTION_PAIRS = (("sad", "sadness"), ("happy", "happiness"), ("angry", "anger"), ("fearful", "fear"),
+                  ("disgusted", "disgust"), ("surprised", "surprise"), ("calm", "calmness"))
+_EMOTION_FORMS = {a: {b} for a, b in _EMOTION_PAIRS} | {b: {a} for a, b in _EMOTION_PAIRS}
 
 
 def _literal_first(forms: list[str]) -> str:
@@ -176,14 +187,30 @@ def lower_same_length(text: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
+@lru_cache(maxsize=8)
+def _cjk_apart(text: str) -> str:
+    """``text`` with CJK characters as spaces (same offsets), so that a Latin option text run on into
+    them ("Canon这种作曲技法") ends at a word boundary."""
+    return _CJK_CHAR.sub(" ", text) if _CJK_CHAR.search(text) else text
+
+
+def _searched(text: str, phrases: Sequence[OptionPhrase]) -> tuple[str, str]:
+    """(text, lower-cased text) as the option patterns search them: CJK characters set apart,
+    unless an option is written in them."""
+    low = lower_same_length(text)
+    if any(_CJK_CHAR.search(p.raw) for p in phrases):
+        return text, low
+    return _cjk_apart(text), _cjk_apart(low)
+
+
 def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> list[tuple[str, int, int]]:
     """Occurrences ``(label, start, end)`` of option texts in ``text[start:end]``; an occurrence
     inside a longer option's occurrence is dropped ("piano and violin" names that option, not
     "piano"). One compiled regex per option: C-speed over long outputs."""
     hits = []
-    low = lower_same_length(text)
+    raw, low = _searched(text, phrases)
     for p in phrases:
-        for m in p.pattern.finditer(text if p.short else low, start, end):
+        for m in p.pattern.finditer(raw if p.short else low, start, end):
             if p.short and _article_not_option(text, m.start(), m.end(), start):
                 continue
             hits.append((m.start(), -m.end(), p.label))
@@ -204,11 +231,11 @@ def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase
 def starts_with_option(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> str | None:
     """Label of the option whose text ``text[start:end]`` begins with (the longest one), if any."""
     best = None
-    low = lower_same_length(text)
+    raw, low = _searched(text, phrases)
     skip = re.match(r"[\W_]*(?:(?:a|an|the)[\W_]+)?", low[start:end])
     start += skip.end() if skip else 0
     for p in phrases:
-        m = p.pattern.match(text if p.short else low, start, end)
+        m = p.pattern.match(raw if p.short else low, start, end)
         if m and (best is None or m.end() > best[0]):
             best = (m.end(), p.label)
     return best[1] if best else None

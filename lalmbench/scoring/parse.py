@@ -60,7 +60,12 @@ MMAU's word match; with the labels hidden, "option A / the second option makes s
 place when the output's own lettering agrees; a final statement holding every word of one option;
 negated lists ("no X, Y, or Z") and "other options ... not" veto their options; near-miss spellings
 only in the final statement, outside quoted speech; one-word chords (``F#m``); number words for
-digit options; identical word sets are never told apart by MMAU's rule. 2.1.0 non-answers named (status ``non-answer``, reason ``non-answer: asks for input`` /
+digit options, nouns for emotion adjectives (``sadness``); Latin words run on into CJK text end at
+it; identical word sets are never told apart by MMAU's rule; a tag-less answer slot
+(``，Conclusion，A，``); an answer slot after the reasoning's closing tag is not contradicted by the
+reasoning's last sentence, and a label alone after it (``</Reasoning>A``, ``<C> D </C>``) states that
+label; "without doubt/speculation" negates nothing, and "without" after a commitment only what
+follows it; "none of the options match" followed by an answer statement is no refusal. 2.1.0 non-answers named (status ``non-answer``, reason ``non-answer: asks for input`` /
 ``undetermined`` / ``none of the options`` / ``refusal``), so ``unparseable`` means only outputs the
 rules failed to read; answer blocks naming different options are unparseable; "every option: (b)"
 is a list, not an answer; a final "is: D" after a restated question and a closing lower-case
@@ -300,8 +305,11 @@ def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], labe
     # "Therefore, the answer is: (A) The third speaker" states the label with its own text: the
     # statement is whole, whatever the sentence before it described
     whole = ot.starts_with_option(text, pos + len(label), min(len(text), pos + len(label) + 300), phrases) == label
+    # an answer slot after the reasoning's closing tag ("...pull him out.</Reasoning><Conclusion>B") is
+    # the template's answer: the reasoning's last sentence is not its description
+    first = k if k and _TAG.search(text, sentences[k - 1][1], pos) else max(0, k - 1)
     if mine is not None and not whole:
-        for s, e in sentences[max(0, k - 1):k + 1]:
+        for s, e in sentences[first:k + 1]:
             # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
             named = {lab for lab, a, _ in ot.named_options(text, s, e, phrases, v).spans
                      if not _labelled(text, a, lab)}

@@ -11,14 +11,14 @@ from collections import Counter
 
 import pytest
 
-from bench.parser_agreement import COLLECTED, collected_rows, tally, total
+from bench.parser_agreement import COLLECTED, ROUNDS, collected_rows, tally, total
 from lalmbench.scoring.parse import parse_answer
 
 ROWS = collected_rows()
 
 
 def test_the_collected_corpus_is_real_outputs_of_many_systems_with_their_sources():
-    outputs = [json.loads(line) for p in sorted(COLLECTED.glob("*.jsonl")) if p.name != "labels.jsonl"
+    outputs = [json.loads(line) for p in sorted(COLLECTED.glob("*.jsonl")) if not p.name.startswith("labels")
                for line in p.read_text(encoding="utf-8").splitlines()]
     readme = (COLLECTED / "README.md").read_text(encoding="utf-8")
     assert len(outputs) >= 2000 and len({r["system"] for r in outputs}) >= 8
@@ -44,6 +44,16 @@ def test_agreement_with_blind_grading_of_real_outputs_meets_the_targets():
     assert t.agreement >= 0.98
     assert t.conclusion_rate >= 0.90
     assert t.unparseable_rate <= 0.08
+
+
+@pytest.mark.parametrize("labels", ROUNDS[1:])
+def test_later_grading_rounds_keep_zero_wrong_labels(labels):
+    """Samples graded after the rules of one round and before the next: what they found was fixed,
+    and no fix may cost a wrong label anywhere."""
+    t = total(tally(collected_rows(labels), "system"))
+    print(t.row(labels, "all"))
+    assert t.wrong == 0 and t.over == 0
+    assert t.agreement >= 0.98
 
 
 def _opts(*texts):
@@ -109,6 +119,43 @@ RULES_2_2 = [
     ("a digit option by its number word", "The beep happens three times.", TIMES, True, "B"),
     ("the same words in another order", "The sound moves from far to near, clearly.",
      _opts("From near to far", "From far to near", "Static"), True, "B"),
+    # found by grading a held-out sample of the collected outputs after the rules above
+    ("a Latin word runs on into CJK text, and a tag-less answer slot",
+     "<Reasoning>这种重复的模式在Canon这种作曲技法中很常见。而Fugue，等技法不会这样重复。</Reasoning>，Conclusion，A，",
+     _opts("Canon", "Fugue", "Echo and compressed reverb"), True, "A"),
+    ("an answer slot after reasoning that ends describing another option",
+     "<Reasoning>This implies the boy was thrown into the water and the man pulls him out.</Reasoning>"
+     "<Conclusion>B</Conclusion>", _opts("Thrown into the water", "Pulled out of the water", "Taken to the shore"),
+     True, "B"),
+    ("an emotion named by its noun", "It aligns best with a state of sadness rather than fear, anger, or disgust.",
+     _opts("fear", "angry", "disgust", "sad"), True, "D"),
+    ("a negated list whose last item runs on", "I would categorize the emotion as **neutral**. There is no "
+     "indication of happiness, sadness, or anger in the tone or pace of the speaker's voice.",
+     _opts("neutral", "happy", "sad", "angry"), True, "A"),
+    ("'without speculation' negates nothing",
+     "The motorized cutting sound makes chainsaw the only logical fit based on auditory evidence without speculation.",
+     _opts("Electric drill", "Chainsaw", "Shovel", "Rope"), True, "B"),
+    ("'without' after a commitment negates what follows it",
+     "This aligns perfectly with standard walking behavior without any indication of the speed of running.",
+     _opts("Walking", "Running"), True, "A"),
+    ("'without' in a rejected option's line still rejects it",
+     "- Stand-up Comedy matches perfectly with a solo performer\n- Concert implies music without a spoken monologue\n\n"
+     "This appears to be classic stand-up comedy.", _opts("Ventriloquism", "Stand-up Comedy", "Concert"), True, "B"),
+    # found by grading round 3
+    ("'none of the options match exactly', then an answer", "However, none of the options exactly match 0.11. "
+     "The closest option is 0.29. Based on the closest match, we would select:\nThe answer is (B) 0.29",
+     _opts("0.34", "0.29", "0.41"), True, "B"),
+    ("'none of the options' with no answer after it", "None of the options match what I hear.", SOUNDS, True, None),
+    ("a label alone after the reasoning's closing tag",
+     "<Reasoning>A revving engine, then a person speaking: a combination of an engine and a person.</Reasoning>A",
+     _opts("Engine", "Person"), True, "A"),
+    ("an answer slot whose tag degraded to one letter",
+     "<Reasoning>Not the shock in option A, nor the frustration in option B.</Reasoning>\n<C> C </C>",
+     _opts("Hearing a shocking statement.", "Throwing an object in frustration.", "Watching a sorrowful scene."),
+     True, "C"),
+    ("'other roles' are rejected with them", "Only \"Security inspector\" accurately describes these checks. Other "
+     "roles don't match here: tour guides wouldn't open bags, police officers respond to crimes.",
+     _opts("Tour guide", "Security inspector", "Police officer"), True, "B"),
 ]
 
 
