@@ -70,7 +70,8 @@ def cut_new_turn(text: str) -> str:
 
 def strip_sign_off(text: str) -> str:
     """The text without closing pleasantries that name nothing ("feel free to ask!")."""
-    while (m := _SIGN_OFF.search(text)) and text[:m.start()].strip():
+    # (a sign-off ends the output: only its last few hundred characters are searched)
+    while (m := _SIGN_OFF.search(text, max(0, len(text) - 400))) and text[:m.start()].strip():
         text = text[:m.start()].rstrip()
     return text
 

@@ -149,6 +149,13 @@ _TAG = re.compile(r"</?[A-Za-z][A-Za-z_ ]{0,24}>")
 _UNFINISHED = re.compile(r"(?:\.\.\.|…)[\s\"'*)]*$|(?<![\w'])(?:a|an|the|of|to|by|for|with|from|in|on|at|into|about"
                          r"|and|or|but|nor|is|are|was|were|be|been|that|which|whose|as|than|because|its|their|this"
                          r"|these|those|his|her|my|our|your|such)[ \t]*$")
+
+
+def _cut_off(text: str) -> bool:
+    """Whether the output stops mid-analysis (only its last characters are searched)."""
+    return _UNFINISHED.search(text, max(0, len(text) - 80)) is not None
+
+
 _BOXED = re.compile(r"\\boxed\{(?P<c>[^{}\n]{0,500}(?:\{[^{}\n]{0,500}\}[^{}\n]{0,500})?)\}")
 
 
@@ -196,7 +203,7 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         k = next((i for i, (s, e) in enumerate(sentences) if s <= a < e or a < s), len(sentences) - 1)
         where = "answer tag" if tag.re is _ANSWER_TAG else "boxed answer"
     else:
-        cut = _UNFINISHED.search(text) is not None
+        cut = _cut_off(text)
         if cut:
             # the last sentence trails off: only an answer stated in so many words before it counts
             sentences = sentences[:-1]
@@ -509,7 +516,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     concl = None
     if occurrences and not v.refusal and ("conclusion" in stages or (lr is not None and lr.kind == "formatted")):
         concl = _conclusion(text, masked, sentences, phrases, v, labels_shown)
-    cut = _UNFINISHED.search(text) is not None
+    cut = _cut_off(text)
     if lr is not None and lr.kind == "formatted":
         if cut and "\n" in text[:lr.pos] and (concl is None or concl.label != lr.label):
             # "* **(d) Air bubbling through water:** This scenario is characterized by": a label the
