@@ -1,33 +1,94 @@
-"""Parser agreement, per grader class and corpus style, on the frozen grader corpus and on the real
-TACoBeLAL reference outputs (tests/data/parse/tacobelal_cases.jsonl, made from
-../shared/reference-data/tacobelal/*/*/{raw_model_outputs,decisions}.jsonl).
+"""Parser agreement with a careful grader, side by side on the two graded corpora, and on the real
+TACoBeLAL reference outputs:
+
+- collected: real outputs released in public repositories (tests/data/parse/collected/, sources in
+  its README), 650 of them graded blind (labels.jsonl); per source system;
+- written: the frozen grader corpus written beside the parser (tests/data/parse/grader_corpus.jsonl);
+  per style;
+- TACoBeLAL: tests/data/parse/tacobelal_cases.jsonl, made from
+  ../shared/reference-data/tacobelal/*/*/{raw_model_outputs,decisions}.jsonl.
 
     PYTHONPATH=$PWD python bench/parser_agreement.py
 
-Prints: agreement with the grader per style and per reason class (the parser's status, with
-non-answers by class), the read rate of final-sentence conclusions (outputs whose last sentence
-names exactly one option's text and which a grader labels), the unparseable rate (failures only)
-and the non-answer rate; then agreement with TACoBeLAL's own parser on its real outputs.
+Per group: agreement with the grader, wrong labels (the parser picks another option than the
+grader), missed (the grader has an option, the parser none), over-read (the grader none, the parser
+an option), the read rate of final-sentence conclusions (outputs whose last sentence names exactly
+one option's text and which the grader labels), the unparseable rate (failures only: non-answers
+apart) and the non-answers; then each corpus by the parser's class (its status, non-answers by class).
 """
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lalmbench.scoring.parse import PARSER_VERSION, parse_answer
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "parse"
+COLLECTED = DATA / "collected"
 
 
-def _klass(res) -> str:
-    if res.status == "non-answer":
-        return res.reason.split(" (")[0]
-    return res.status
+@dataclass
+class Tally:
+    """Counts of one group of graded outputs."""
+
+    n: int = 0
+    agree: int = 0
+    wrong: int = 0
+    missed: int = 0
+    over: int = 0
+    conclusions: int = 0
+    conclusions_read: int = 0
+    unparseable: int = 0
+    non_answer: int = 0
+    classes: Counter = field(default_factory=Counter)
+    agree_by_class: Counter = field(default_factory=Counter)
+
+    def add(self, row: dict) -> None:
+        res = parse_answer(row["raw"], row["options"], labels_shown=row["labels_shown"])
+        ok = res.label == row["label"]
+        klass = res.reason.split(" (")[0] if res.status == "non-answer" else res.status
+        self.n += 1
+        self.agree += ok
+        self.wrong += res.label is not None and row["label"] is not None and not ok
+        self.missed += res.label is None and row["label"] is not None
+        self.over += res.label is not None and row["label"] is None
+        self.unparseable += res.status == "unparseable"
+        self.non_answer += res.status == "non-answer"
+        self.classes[klass] += 1
+        self.agree_by_class[klass] += ok
+        if row["label"] is not None and final_sentence_names_one(row["raw"], row["options"]):
+            self.conclusions += 1
+            self.conclusions_read += ok
+
+    def update(self, other: "Tally") -> None:
+        for k in ("n", "agree", "wrong", "missed", "over", "conclusions", "conclusions_read", "unparseable",
+                  "non_answer"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        self.classes.update(other.classes)
+        self.agree_by_class.update(other.agree_by_class)
+
+    @property
+    def agreement(self) -> float:
+        return self.agree / self.n
+
+    @property
+    def conclusion_rate(self) -> float:
+        return self.conclusions_read / self.conclusions if self.conclusions else 1.0
+
+    @property
+    def unparseable_rate(self) -> float:
+        return self.unparseable / self.n
+
+    def row(self, corpus: str, group: str) -> str:
+        return (f"| {corpus} | {group} | {self.n} | {self.agree} ({self.agreement:.1%}) | {self.wrong} | {self.missed} "
+                f"| {self.over} | {self.conclusions_read}/{self.conclusions} | {self.unparseable} "
+                f"({self.unparseable_rate:.1%}) | {self.non_answer} |")
 
 
-def _final_sentence_names_one(raw: str, options: list[dict]) -> bool:
+def final_sentence_names_one(raw: str, options: list[dict]) -> bool:
     """Independent of the parser: the last non-empty sentence contains exactly one option text."""
     text = re.sub(r"<[^>]{1,12}>", " ", raw).strip()
     last = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
@@ -38,34 +99,68 @@ def _final_sentence_names_one(raw: str, options: list[dict]) -> bool:
                for o in options if len(o["text"]) > 2) == 1
 
 
-def grader_corpus() -> None:
-    rows = [json.loads(line) for line in (DATA / "grader_corpus.jsonl").read_text(encoding="utf-8").splitlines()]
-    n, agree, by_class, agree_class = Counter(), Counter(), Counter(), Counter()
-    wrong = fs_n = fs_read = unparse = non = 0
+#: the grading rounds of the collected corpus: ``labels.jsonl`` (650, graded before any rule change),
+#: then two samples graded after the rules of each round, before the next (they found what it fixed)
+ROUNDS = ("labels.jsonl", "labels_round2.jsonl", "labels_round3.jsonl")
+
+
+def collected_rows(labels: str = "labels.jsonl") -> list[dict]:
+    """The blind-graded collected outputs of one grading round: each source record with the grader's
+    ``label``."""
+    outputs = {}
+    for path in sorted(COLLECTED.glob("*.jsonl")):
+        if not path.name.startswith("labels"):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                rec = json.loads(line)
+                outputs[rec["case"]] = rec
+    graded = [json.loads(line) for line in (COLLECTED / labels).read_text(encoding="utf-8").splitlines()]
+    return [{**outputs[g["case"]], "label": g["label"]} for g in graded]
+
+
+def tally(rows: list[dict], key: str) -> dict[str, Tally]:
+    """One :class:`Tally` per value of ``row[key]``."""
+    out: dict[str, Tally] = {}
     for r in rows:
-        res = parse_answer(r["raw"], r["options"], labels_shown=r["labels_shown"])
-        ok = res.label == r["label"]
-        n[r["style"]] += 1
-        agree[r["style"]] += ok
-        by_class[_klass(res)] += 1
-        agree_class[_klass(res)] += ok
-        wrong += res.label is not None and res.label != r["label"]
-        unparse += res.status == "unparseable"
-        non += res.status == "non-answer"
-        if r["label"] is not None and _final_sentence_names_one(r["raw"], r["options"]):
-            fs_n += 1
-            fs_read += ok
-    total = sum(n.values())
-    print(f"parser {PARSER_VERSION}; grader corpus: {total} outputs")
-    print("| style | n | agree | share |\n|---|---:|---:|---:|")
-    for s in sorted(n):
-        print(f"| {s} | {n[s]} | {agree[s]} | {agree[s] / n[s]:.3f} |")
-    print(f"| **all** | {total} | {sum(agree.values())} | {sum(agree.values()) / total:.4f} |")
-    print("\n| parser class | n | agree with grader |\n|---|---:|---:|")
-    for c in sorted(by_class):
-        print(f"| {c} | {by_class[c]} | {agree_class[c]} |")
-    print(f"\nwrong labels: {wrong}; final-sentence conclusions read: {fs_read}/{fs_n} = {fs_read / fs_n:.3f}; "
-          f"unparseable (failures): {unparse}/{total} = {unparse / total:.3f}; non-answers: {non}/{total}")
+        out.setdefault(r[key], Tally()).add(r)
+    return out
+
+
+def total(groups: dict[str, Tally]) -> Tally:
+    t = Tally()
+    for g in groups.values():
+        t.update(g)
+    return t
+
+
+def graded_corpora() -> None:
+    collected = tally(collected_rows(), "system")
+    written_rows = [json.loads(line) for line in (DATA / "grader_corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    written = tally(written_rows, "style")
+    c_all, w_all = total(collected), total(written)
+    print(f"parser {PARSER_VERSION}: a careful grader's labels, collected (real released outputs, graded blind) "
+          "and written (beside the parser)\n")
+    print("| measure | collected | written |\n|---|---:|---:|")
+    print(f"| outputs graded | {c_all.n} | {w_all.n} |")
+    print(f"| agreement | {c_all.agreement:.2%} | {w_all.agreement:.2%} |")
+    print(f"| wrong labels | {c_all.wrong} | {w_all.wrong} |")
+    print(f"| missed / over-read | {c_all.missed} / {c_all.over} | {w_all.missed} / {w_all.over} |")
+    print(f"| final-sentence conclusions read | {c_all.conclusions_read}/{c_all.conclusions} = {c_all.conclusion_rate:.1%} "
+          f"| {w_all.conclusions_read}/{w_all.conclusions} = {w_all.conclusion_rate:.1%} |")
+    print(f"| unparseable (non-answers apart) | {c_all.unparseable_rate:.1%} | {w_all.unparseable_rate:.1%} |")
+    print(f"| non-answers | {c_all.non_answer} | {w_all.non_answer} |")
+    print("\n| corpus | system / style | n | agree | wrong | missed | over-read | conclusions read | unparseable "
+          "| non-answers |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, groups, everything in (("collected", collected, c_all), ("written", written, w_all)):
+        for g in sorted(groups):
+            print(groups[g].row(name, g))
+        print(everything.row(f"**{name}**", "**all**"))
+    print("\n| corpus | grading round | n | agree | wrong | missed | over-read | conclusions read | unparseable "
+          "| non-answers |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for labels in ROUNDS:
+        print(total(tally(collected_rows(labels), "system")).row("collected", labels))
+    print("\n| parser class | collected n | agree | written n | agree |\n|---|---:|---:|---:|---:|")
+    for c in sorted(set(c_all.classes) | set(w_all.classes)):
+        print(f"| {c} | {c_all.classes[c]} | {c_all.agree_by_class[c]} | {w_all.classes[c]} | {w_all.agree_by_class[c]} |")
 
 
 def reference_outputs() -> None:
@@ -78,7 +173,7 @@ def reference_outputs() -> None:
         agree_exp += res.label == r["expected_label"]
         unparse += res.status == "unparseable"
         non += res.status == "non-answer"
-        classes[_klass(res)] += 1
+        classes[res.reason.split(" (")[0] if res.status == "non-answer" else res.status] += 1
     t = len(rows)
     print(f"\nTACoBeLAL reference outputs: {t}; agreement with TACoBeLAL's parser {agree_ref}/{t} = {agree_ref / t:.4f}; "
           f"with the hand-checked labels {agree_exp}/{t}; unparseable {unparse}/{t} = {unparse / t:.3f}; "
@@ -86,5 +181,5 @@ def reference_outputs() -> None:
 
 
 if __name__ == "__main__":
-    grader_corpus()
+    graded_corpora()
     reference_outputs()

@@ -1,5 +1,6 @@
 """Reading a model's free-text answer the way a grader does: what is scratchpad, where sentences and
-clauses end, which clauses are negated, uncertain or a refusal, and which option texts a span names.
+clauses end, which clauses are negated, uncertain or a refusal, and which outputs answer nothing
+(which option texts a span names is :mod:`lalmbench.scoring.option_text`).
 
 Used by :mod:`lalmbench.scoring.parse` (the stages and their order live there). Everything here is linear
 in the length of the output: one regex pass or one ``str.find`` loop per question asked, never a
@@ -7,12 +8,10 @@ copy of a prefix per match, so a 1 MB degenerate output costs milliseconds.
 """
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Sequence
 
 # --- clean-up --------------------------------------------------------------------------------------
@@ -52,14 +51,40 @@ def strip_thinking(text: str) -> tuple[str, bool]:
         i = c + len(_CLOSE)
 
 
+# a new dialogue turn the model wrote itself ("...</answer>\nHuman: What is ...?"): what follows it
+# answers a question nobody asked
+_NEW_TURN = re.compile(r"(?m)^[ \t#*]*(?:Human|HUMAN|User|USER)[ \t]*:")
+# closing pleasantries after an answer ("If you have any other questions, feel free to ask!")
+_SIGN_OFF = re.compile(
+    r"(?is)(?:^|(?<=[.!?\n]))[ \t\n]*(?:(?:well|so|and)[, ]+)?(?:if\s+you\s+have\s+any\s+(?:other\s+|more\s+|further\s+)?"
+    r"questions|feel\s+free\s+to\s+ask|let\s+me\s+know\s+if|(?:i\s+)?hope\s+(?:this|that|it)\s+helps"
+    r"|is\s+there\s+anything\s+else|what\s+do\s+you\s+think(?:\s+about\s+(?:that|it|this))?\s*\?)[^\n]{0,160}$")
+
+
+def cut_new_turn(text: str) -> str:
+    """The text before a dialogue turn the model went on to invent (``Human: ...``); an output that
+    starts with such a line is kept whole."""
+    m = _NEW_TURN.search(text)
+    return text[:m.start()] if m and text[:m.start()].strip() else text
+
+
+def strip_sign_off(text: str) -> str:
+    """The text without closing pleasantries that name nothing ("feel free to ask!")."""
+    # (a sign-off ends the output: only its last few hundred characters are searched)
+    while (m := _SIGN_OFF.search(text, max(0, len(text) - 400))) and text[:m.start()].strip():
+        text = text[:m.start()].rstrip()
+    return text
+
+
 def clean(raw: str) -> tuple[str, bool]:
     """NFKC (full-width ``Ｂ``/``：`` become ``B``/``:``), special tokens and reasoning blocks
-    removed, whitespace stripped. Returns (text, an unclosed think block was cut)."""
+    removed, an invented next dialogue turn and closing pleasantries cut, whitespace stripped.
+    Returns (text, an unclosed think block was cut)."""
     text = unicodedata.normalize("NFKC", raw)
     text = _SPECIAL_TOKENS.sub(" ", text)
     text, unclosed = strip_thinking(text)
     text = _SPACE_RUN.sub(lambda m: "\n\n" if "\n" in m.group(0) else " ", text)
-    return text.strip(), unclosed
+    return strip_sign_off(cut_new_turn(text.strip())).strip(), unclosed
 
 
 _LOOP_WINDOW = 4096
@@ -119,11 +144,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？]+\s*|\n\s*")
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|‘[^’\n]{0,400}’|「[^」\n]{0,400}」")
 _CLAUSE_BREAK = re.compile(
     r"[,;:()\[\]\"“”—–]|\s-\s|(?i:\b(?=(?:but|however|whereas|while|although|though|yet|so|therefore|thus|hence"
-    r"|because|since|rather\s+than|instead\s+of|unlike|except|as\s+opposed\s+to)\b))")
+    r"|because|since|rather\s+than|(?<!rather\s)than|instead\s+of|unlike|except|as\s+opposed\s+to)\b))")
 # a negation vetoes the options named in its own clause (cues inside option texts are masked out)
+# ("without speculation", "no doubt" say how certain the model is, they negate nothing: "makes chainsaw the
+# only logical fit ... without speculation" keeps the chainsaw)
 _NEGATION = re.compile(
-    r"(?i:\b(?:not|no|never|neither|nor|none|cannot|without|unlikely|incorrect|wrong|rather\s+than|instead\s+of"
-    r"|unlike|except|as\s+opposed\s+to|rule[sd]?\s+out|eliminat\w*|absent|excluded?)\b|n't\b)")
+    r"(?i:\b(?:not|no(?!\s+doubt)|never|neither|nor|none|cannot|without(?!\s+(?:a\s+|any\s+)?(?:doubt|question"
+    r"|hesitation|speculat|assum|overinterpret|making\s+assum|over-?thinking))|unlikely|incorrect|wrong|rather\s+than"
+    r"|instead\s+of|unlike|except|as\s+opposed\s+to|rule[sd]?\s+out|eliminat\w*|absent|excluded?|than)\b|n't\b)")
 # uncertainty vetoes its clause (and, in the same sentence, clauses that only hedge: "not sure, maybe C")
 _UNCERTAIN = re.compile(
     r"(?i:\bnot\s+(?:sure|certain)|\bunsure\b|\buncertain\b|\bi\s+(?:do\s+not|don't)\s+know\b"
@@ -132,10 +160,31 @@ _UNCERTAIN = re.compile(
 _HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|guess|might|could|may\s+be)\b)")
 
 
-def hedged(masked: str, start: int, end: int) -> bool:
+# a line ending in ":" and the bulleted or numbered lines right after it
+_LIST_AFTER_LEAD_IN = re.compile(r"(?m)^[^\n]*:[ \t]*\n(?:[ \t]*\n)?(?P<items>(?:[ \t]*(?:[*\-•+]|\d{1,2}[.)])[ \t][^\n]*"
+                                 r"(?:\n|$)(?:[ \t]*\n(?=[ \t]*(?:[*\-•+]|\d{1,2}[.)])[ \t]))?)+)")
+
+
+# a hedge that a "but" later in its sentence answers: a concession, not the claim
+_CONCEDED = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|might|could|may\s+be)\b(?=[^.!?\n]*\b(?:but|however)\b))")
+
+
+def hedged(masked: str, start: int, end: int, claim: int | None = None) -> bool:
     """Whether a sentence hedges ("it might be X", "X, though a third might be hidden"): a
-    conclusion that hedges commits to nothing."""
-    return _HEDGE.search(masked, start, end) is not None
+    conclusion that hedges commits to nothing. A hedge in a conceding clause before the claim at
+    ``claim`` ("While there might be some rock influence, the core points clearly toward X")
+    hedges the concession only."""
+    for m in _HEDGE.finditer(masked, start, end):
+        concession = _CONCEDING.search(masked, start, m.start())
+        clause_end = _CLAUSE_END.search(masked, m.end(), end) if concession else None
+        if concession is None or _CLAUSE_END.search(masked, concession.end(), m.start()) \
+                or claim is None or clause_end is None or claim < clause_end.end():
+            return True
+    return False
+
+
+_CONCEDING = re.compile(r"(?i:\b(?:while|although|though|even\s+if|even\s+though|whereas)\b)")
+_CLAUSE_END = re.compile(r"[,;:]")
 # refusals of the task itself veto the whole output (a guess after "I cannot hear audio" is luck)
 _REFUSAL = re.compile(
     r"(?i:\bi\s*(?:'m|am)\s+sorry\b|\bi\s+apologi[sz]e\b|\bas\s+an?\s+(?:ai\b|text[- ]based|language\s+model"
@@ -144,13 +193,27 @@ _REFUSAL = re.compile(
     r"|analy[sz]e\s+(?:the\s+|this\s+)?audio)\b|\bno\s+audio\b|\b(?:none|neither)\s+of\s+(?:the|these)\b)")
 # uncertainty about the audio itself ("I can't tell from the audio") is a refusal too
 _AUDIO_WORDS = re.compile(r"(?i:\b(?:audio|clip|recording|sound\s+file|listen\w*|hear\w*)\b)")
-#: sentences that state a conclusion ("Therefore, ...", "the answer is", "**...**", 答案)
+#: sentences that commit to an answer in so many words: the only markers that count in an output
+#: whose last sentence was cut off ("the answer is", "I conclude", "Final answer", 答案)
+STRONG_MARKER = re.compile(
+    r"(?i:\b(?:answer|conclu(?:de|ded|sion)|final(?:ly)?|i\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)"
+    r"|(?:correct|right|best)\s+(?:option|choice|answer))\b)|答案")
+#: sentences that state a conclusion ("Therefore, ...", "the answer is", "**...**", "... fits best", 答案)
 MARKER = re.compile(
-    r"(?i:\bso\b(?=\s*,|\s+(?:the|it|this|i|we|my)\b)|\b(?:answer|therefore|thus|hence|consequently"
-    r"|in\s+conclusion|in\s+summary|overall|final(?:ly)?"
-    r"|conclusion|most\s+likely|most\s+probably|i\s+think|i\s+believe|i\s+would\s+say|i\s+(?:would\s+|will\s+)?"
-    r"(?:choose|pick|select|go\s+with)|correct\s+(?:option|choice)|best\s+(?:option|choice|describes|matches|fits)"
-    r"|closest\s+(?:option|choice|match))\b)|\*\*|答案|选")
+    r"(?i:\bso\b(?=\s*,|\s+(?:the|it|this|i|we|my|only)\b)|\b(?:answer|therefore|thus|hence|consequently"
+    r"|in\s+conclusion|in\s+summary|overall|final(?:ly)?|conclu(?:de|ded|sion)|i\s+(?:have\s+|'ve\s+)?determined?"
+    r"|most\s+likely|most\s+probably|i\s+think|i\s+believe|i\s+would\s+say|i'd\s+say|i\s+(?:would\s+|will\s+)?"
+    r"(?:choose|pick|select|go\s+with)|(?:would|will|can)\s+(?:categori[sz]e|classify|identify)"
+    r"|(?:correct|right|accurate|best|only)\s+(?:option|choice|answer|classification|description|pairing|fit"
+    r"|match|selection|assessment)|best\s+(?:describes|matches|fits)|fits\s+best|closest\s+(?:option|choice|match)"
+    r"|(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?(?:most\s+)?(?:correct|right|accurate|plausible|fitting"
+    r"|appropriate)|points?\s+(?:squarely\s+|strongly\s+|clearly\s+)?towards?|(?:definitely|absolutely)(?!\s+(?:not|no)\b)"
+    r"|most\s+(?:characteristic|consistent|typical|relevant|suitable)|matches\s+(?:option|choice|perfectly|best)"
+    r"|is\s+clearly|feels?\s+right|seems?\s+right|perfectly\s+match(?:es)?|aligns?\s+(?:perfectly|best|most\s+closely)"
+    r"|only\s+(?:logical|reasonable|possible|plausible)\s+(?:fit|option|choice|answer|match)"
+    r"|accurately\s+(?:describes|captures|reflects)"
+    r"|correct\s+\w+\s+(?:is|would\s+be|should\s+be))\b)"
+    r"|\*\*|答案|选")
 # the answer phrase after an answer statement: "the (most appropriate) answer is X", "Answer: X"
 ANSWER_IS = re.compile(
     r"(?i:\b(?:answer|option|choice)\b[^.!?\n]{0,40}?\b(?:is|would\s+be|should\s+be|will\s+be|seems\s+to\s+be"
@@ -197,14 +260,20 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class Vetoes:
     """Where a reader must not take an option as asserted: the whole output (a refusal), or the
-    clauses (``[start, end)`` spans) that are negated or uncertain. Quoted speech never vetoes."""
+    clauses (``[start, end)`` spans) that are negated or uncertain, or wider negated spans (below).
+    Quoted speech never vetoes."""
 
     refusal: str | None
     negated: tuple[tuple[int, int], ...]
     uncertain: tuple[tuple[int, int], ...]
+    #: wider than a clause: the items of a negated list ("no happiness, sadness, or anger"), a list
+    #: under a negated lead-in, a sentence that rejects the other options ("The other options, like
+    #: X, Y and Z, do not ..."); merged, so that each position is in at most one
+    negated_wide: tuple[tuple[int, int], ...] = ()
 
     def vetoed_at(self, pos: int) -> str | None:
-        for kind, spans in (("negated", self.negated), ("uncertain", self.uncertain)):
+        for kind, spans in (("negated", self.negated), ("uncertain", self.uncertain),
+                            ("negated", self.negated_wide)):
             k = bisect_right(spans, (pos, float("inf"))) - 1
             if k >= 0 and spans[k][0] <= pos < spans[k][1]:
                 return kind
@@ -215,13 +284,16 @@ def vetoes(text: str, masked: str) -> Vetoes:
     """Vetoes of ``text``; ``masked`` is the same text with quoted speech and option texts blanked
     (so "None of the above" as an option, or a quoted "I'm sorry", never vetoes). One pass per
     cue kind; a cue's clause is found by bisecting the sorted clause boundaries."""
-    m = _REFUSAL.search(masked)
+    m = next((r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)), None)
     if m:
         return Vetoes(m.group(0), (), ())
     neg = [c.start() for c in _NEGATION.finditer(masked)]
     unc = [c.start() for c in _UNCERTAIN.finditer(masked)]
-    if not (neg or unc):
+    conceded = [c.start() for c in _CONCEDED.finditer(masked)]
+    if not (neg or unc or conceded):
         return Vetoes(None, (), ())
+    wide = [m.span("items") for m in _LIST_AFTER_LEAD_IN.finditer(masked)
+            if _NEGATION.search(masked, m.start(), m.start("items"))]
     sent_cuts = [0]
     for c in _SENTENCE_END.finditer(masked):
         sent_cuts += [c.start(), c.end()]
@@ -248,187 +320,84 @@ def vetoes(text: str, masked: str) -> Vetoes:
                 break
             if _HEDGE.search(masked, a, b):
                 uncertain.add((a, b))
-    negated = {around(pos, cuts) for pos in neg} - uncertain
-    return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)))
+    # "happy could be possible but the intensity points toward shock": the hedged clause concedes
+    uncertain |= {around(pos, cuts) for pos in conceded}
+    negated = {_negated_span(masked, pos, around(pos, cuts), around(pos, sent_cuts)[0]) for pos in neg} - uncertain
+    for a, b in negated:
+        wide.append((a, _list_end(masked, b, cuts)))
+    for m in _OTHER_OPTIONS.finditer(masked):
+        # from the clause that brings them up to the end of the sentence: "X fits best, since the
+        # other options don't match" keeps X
+        s, e = around(m.start(), sent_cuts)
+        c = around(m.start(), cuts)[0]
+        if _NEGATION.search(masked, c, e):
+            wide.append((c, e))
+    return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)), _merged(wide))
 
 
-# --- option phrases --------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\w+#?")
-ARTICLES = frozenset({"a", "an", "the"})
-
-
-@lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """Light morphology, the same on both sides: case, and plural ``s``/``es``/``ies``."""
-    w = word.casefold()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
+def _negated_span(masked: str, pos: int, clause: tuple[int, int], sentence_start: int) -> tuple[int, int]:
+    """The clause a negation at ``pos`` vetoes; a "without" in a sentence that has already committed
+    ("This aligns perfectly with walking without any sign of running") vetoes only what follows it."""
+    if masked.startswith(("without", "Without"), pos) and MARKER.search(masked, sentence_start, pos):
+        return pos, clause[1]
+    return clause
 
 
-def _forms(word: str) -> list[str]:
-    """Spellings whose :func:`stem` is ``word`` (``beep`` -> ``beep``, ``beeps``)."""
-    return sorted({word} | {f for f in (word + "s", word + "es", word[:-1] + "ies") if stem(f) == word})
+# "the other options", "the rest": a sentence about them that negates anything rejects them all
+_OTHER_OPTIONS = re.compile(r"(?i:\bother\s+(?:options?|choices?|answers?|possibilities|alternatives|roles)\b|\bthe\s+(?:others|rest)\b"
+                            r"|\bremaining\s+(?:options|choices)\b)")
+_LIST_END_WORD = re.compile(r"\s*(?i:(or|nor|and))\b")
+_LAST_ITEM = re.compile(r"\s*\w+(?:\s+\S+){1,2}")
 
 
-def _literal_first(forms: list[str]) -> str:
-    """Alternation of ``forms`` written as common literal prefix + rest, so the regex engine can
-    scan for the literal (a pattern that starts with a lookaround is tried at every position)."""
-    prefix = os.path.commonprefix(forms)
-    rests = sorted({f[len(prefix):] for f in forms}, key=len, reverse=True)
-    alt = "|".join(re.escape(r) for r in rests)
-    # whole word: the character before the prefix is not a word character
-    return rf"{re.escape(prefix)}(?<![\w#][\s\S]{{{len(prefix)}}})(?:{alt})" if prefix else rf"(?<![\w#])(?:{alt})"
+def _list_end(masked: str, end: int, cuts: list[int]) -> int:
+    """Where a negated clause's list ends: "no happiness, sadness, anger, or fear" negates all four.
+    The clause goes on over short comma-separated items up to one that starts with "or"/"nor" (or
+    "and" after at least one more item); ``end`` itself when there is no such list."""
+    k, items, at = bisect_right(cuts, end - 1), 0, end
+    while k < len(cuts) and cuts[k] == at and at < len(masked) and masked[at] == ",":
+        nxt = cuts[k + 1] if k + 1 < len(cuts) else len(masked)
+        seg = masked[at + 1:nxt]
+        last = _LIST_END_WORD.match(seg)
+        if last and (last.group(1).lower() != "and" or items):
+            # the last item, and not the rest of its clause: "..., or anger in the speaker's voice"
+            return nxt if len(seg.split()) <= 5 else at + 1 + _LAST_ITEM.match(seg).end()
+        if len(seg.split()) > 5:
+            break
+        items += 1
+        at, k = nxt, k + 1
+    return end
 
 
-_GAP = r"[\W_]+(?:(?:a|an|the)[\W_]+)?"
-#: an option sentence that starts with one of these may be restated with its subject named
-SUBJECT_PRONOUNS = frozenset({"he", "she", "they", "it", "we", "i", "you"})
-
-
-@dataclass(frozen=True)
-class OptionPhrase:
-    label: str
-    words: tuple[str, ...]  # stemmed words, articles dropped (kept when that leaves nothing)
-    raw: str  # short option texts ("C", "G#", "A") are matched case-sensitively on their raw form
-    pattern: re.Pattern  # on the lower-cased text, except short texts (case-sensitive, raw text)
-
-    @property
-    def short(self) -> bool:
-        return len(self.raw) <= 2
-
-
-@lru_cache(maxsize=1 << 16)
-def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
-    """(stemmed content words, raw text, compiled pattern) of one option text, cached per text:
-    option texts recur across items with different option sets."""
-    raw = text.strip()
-    words = tuple(stem(t) for t in _TOKEN.findall(raw))
-    if not words:
-        return None
-    content = tuple(w for w in words if w not in ARTICLES) or words
-    if len(raw) <= 2:
-        return content, raw, re.compile(_literal_first([raw]) + r"(?![\w#])")
-    first, *rest = content
-
-    def body(words) -> str:
-        return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)
-
-    pattern = _literal_first(_forms(first)) + body(rest)
-    if first in SUBJECT_PRONOUNS and len(rest) >= 4:
-        # a restated option names its subject ("The man can't be back ..." for "He can't be back ...")
-        pattern = f"(?:{pattern}|{_literal_first(_forms(rest[0]))}{body(rest[1:])})"
-    return content, raw, re.compile(pattern + r"(?![\w#])")
-
-
-@lru_cache(maxsize=4096)
-def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...]:
-    """Each option's text as a whole-word pattern: case, plural and article-insensitive, any
-    punctuation between words ("Orson, Rosa" is "orson rosa"), quotes ignored."""
-    return tuple(OptionPhrase(label, *ph) for label, text in opts if (ph := _phrase(text)) is not None)
-
-
-def _article_not_option(text: str, a: int, b: int, start: int) -> bool:
-    """"A dog barks": a sentence-initial "A" (or any "I") before a lower-case word is an article or
-    pronoun, not the option "A"."""
-    word = text[a:b]
-    if word not in ("A", "I"):
-        return False
-    nxt = text[b:b + 2]
-    before = text[max(start, a - 3):a].rstrip()
-    sentence_start = not before or before[-1] in ".!?:;\n"
-    return bool(re.match(r"\s[a-z]", nxt) or nxt.startswith("'")) and (sentence_start or word == "I")
-
-
-@lru_cache(maxsize=8)
-def lower_same_length(text: str) -> str:
-    """Lower-cased text with the same offsets (characters whose lower case is longer, like "İ",
-    are left as they are)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-
-
-def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> list[tuple[str, int, int]]:
-    """Occurrences ``(label, start, end)`` of option texts in ``text[start:end]``; an occurrence
-    inside a longer option's occurrence is dropped ("piano and violin" names that option, not
-    "piano"). One compiled regex per option: C-speed over long outputs."""
-    hits = []
-    low = lower_same_length(text)
-    for p in phrases:
-        for m in p.pattern.finditer(text if p.short else low, start, end):
-            if p.short and _article_not_option(text, m.start(), m.end(), start):
-                continue
-            hits.append((m.start(), -m.end(), p.label))
-    if len(hits) < 2:
-        return [(lab, a, -b) for a, b, lab in hits]
-    hits.sort()
-    out, s0, e0 = [], -1, -1
-    for a, nb, lab in hits:
-        b = -nb
-        if s0 <= a and b <= e0 and (e0 - s0) > (b - a):
-            continue
-        out.append((lab, a, b))
-        if b > e0:
-            s0, e0 = a, b
-    return out
-
-
-def starts_with_option(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> str | None:
-    """Label of the option whose text ``text[start:end]`` begins with (the longest one), if any."""
-    best = None
-    low = lower_same_length(text)
-    skip = re.match(r"[\W_]*(?:(?:a|an|the)[\W_]+)?", low[start:end])
-    start += skip.end() if skip else 0
-    for p in phrases:
-        m = p.pattern.match(text if p.short else low, start, end)
-        if m and (best is None or m.end() > best[0]):
-            best = (m.end(), p.label)
-    return best[1] if best else None
-
-
-@dataclass(frozen=True)
-class Named:
-    """What a span says about the options: asserted labels, and labels only named under a veto."""
-
-    asserted: frozenset[str]
-    vetoed: frozenset[str]
-    spans: tuple[tuple[str, int, int], ...]
-
-
-def named_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase], v: Vetoes) -> Named:
-    asserted, vetoed, spans = set(), set(), []
-    for lab, a, b in find_options(text, start, end, phrases):
-        if v.vetoed_at(a):
-            vetoed.add(lab)
+def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
         else:
-            asserted.add(lab)
-            spans.append((lab, a, b))
-    return Named(frozenset(asserted), frozenset(vetoed - asserted), tuple(spans))
+            out.append((a, b))
+    return tuple(out)
 
 
-# --- non-answers and near-miss spellings -----------------------------------------------------------
+# --- non-answers -----------------------------------------------------------------------------------
 
 #: outputs that answer nothing, by kind; matched only on outputs that name no option and no label
 NON_ANSWERS: tuple[tuple[str, re.Pattern], ...] = (
     ("asks for input", re.compile(
         r"(?i:\b(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:provide|share|upload|send|give|play|describe"
         r"|clarify|attach|specify|tell\s+me)\b|\b(?:please|kindly)\s+(?:provide|share|upload|send|attach|describe"
-        r"|play|give|specify|clarify)\b|\bi\s+(?:would\s+|will\s+)?need\s+(?:the|a|an|more|some|to\s+(?:hear|listen"
-        r"|know|see|have))\b)")),
+        r"|play|give|specify|clarify)\b|\b(?:i|we)\s+(?:would\s+|will\s+)?need\s+(?:the|a|an|more|some|to\s+(?:hear"
+        r"|listen|know|see|have))\b)")),
     ("none of the options", re.compile(
         r"(?i:^\W*(?:none|neither)\W*$|\b(?:none|neither)\s+of\s+(?:the|these|those|them)\b)")),
     ("undetermined", re.compile(
         r"(?i:\bunable\s+to\s+(?:determine|tell|answer|identify|say|decide)|\b(?:can\s*not|can't|cannot|could\s+not)"
-        r"\s+(?:be\s+)?(?:determined?|told|tell|answer\w*|identif\w+|say|decided?)\b|\bimpossible\s+to\s+(?:determine"
-        r"|tell|say|answer|know)|\binsufficient\s+(?:data|information|context|evidence)|\bnot\s+enough\s+(?:data"
-        r"|information|context|evidence)|\bundetermined\b|\bunknown\b|^\W*n\s*/?\s*a\W*$|\bnot\s+applicable\b"
+        r"\s+(?:be\s+)?(?:determined?|told|tell|answer\w*|identif\w+|say|decided?|calculat\w*)\b|\b(?:impossible"
+        r"|difficult|hard)\s+to\s+(?:accurately\s+)?(?:determine|tell|say|answer|know)|\binsufficient\s+(?:data"
+        r"|information|context|evidence)|\b(?:not|no)\s+(?:have\s+|provide\s+|give\s+|contain\s+)?(?:enough|sufficient)"
+        r"\s+(?:data|information|context|evidence|details)|\b(?:it'?s|it\s+is)\s+not\s+clear\b|\b(?:more|additional"
+        r"|further)\s+(?:context|information|details)\s+(?:is|are)\s+needed"
+        r"|\bundetermined\b|\bunknown\b|^\W*n\s*/?\s*a\W*$|\bnot\s+applicable\b"
         r"|\bi\s+(?:do\s+not|don't)\s+know\b|\bnot\s+(?:sure|certain)\b|\b(?:hard|difficult)\s+to\s+(?:say|tell)"
         r"|\bunclear\b|\bunsure\b|\bno\s+(?:clear\s+)?answer\b)")),
 )
@@ -437,11 +406,26 @@ NON_ANSWERS: tuple[tuple[str, re.Pattern], ...] = (
 def non_answer(text: str) -> str | None:
     """The kind of non-answer an output is (``asks for input``, ``none of the options``,
     ``undetermined``), or None. Callers ask only about outputs that name no option and no label:
-    then a request for the audio or an "unable to determine" is the whole message."""
+    then a request for the audio or an "unable to determine" is the whole message. A long
+    analysis that says "I need to listen for ..." along the way asks for nothing."""
     for kind, pattern in NON_ANSWERS:
-        if pattern.search(text):
+        if pattern.search(text) and (kind != "asks for input" or len(text) <= _REQUEST_CHARS):
             return kind
     return None
+
+
+#: a request for input is a short message; past this it is an analysis that mentions a need
+_REQUEST_CHARS = 600
+
+
+def _answered_after(masked: str, refusal: re.Match) -> bool:
+    """Whether "none of the options match exactly" is followed by an answer statement ("... the
+    closest is ... The answer is (B)"): then it only negates its clause, it refuses nothing."""
+    if not re.match(r"(?i:none|neither)\b", refusal.group(0)):
+        return False
+    return any("answer" in ans.group(0).lower()
+               and not re.match(r"[\s*\"':]*(?i:none|neither|n/?a)\b", masked[ans.end():ans.end() + 20])
+               for ans in ANSWER_IS.finditer(masked, refusal.end()))
 
 
 def refusal_kind(refusal: str) -> str:
@@ -452,39 +436,3 @@ def refusal_kind(refusal: str) -> str:
     if _UNCERTAIN.search(refusal) and not re.search(r"(?i:sorry|apologi|\bas\s+an?\b)", refusal):
         return "undetermined"
     return "refusal"
-
-
-_WORD = re.compile(r"[^\W\d_]{4,}")
-
-
-def near_misses(text: str, opts: Sequence[tuple[str, str]]) -> list[tuple[int, int, str]]:
-    """Words of ``text`` that are a near-miss spelling of exactly one one-word option
-    (``Accordian`` for ``Accordion``): ``(start, end, option text)`` to read in their place.
-
-    Bounded edit distance relative to length: 1 edit for options of 5-9 letters, 2 from 10; the
-    word must be more than that plus one from every other option, and an option with another
-    option within twice its bound is never guessed at ("Bleep"/"Sleep").
-    """
-    from rapidfuzz.distance import Levenshtein
-
-    words = [(lab, t.strip()) for lab, t in opts if t and re.fullmatch(r"[^\W\d_]{5,}", t.strip())]
-    if not words:
-        return []
-    all_texts = [t.strip().casefold() for _, t in opts if t and t.strip()]
-    eligible = []
-    for lab, w in words:
-        k = 1 if len(w) < 10 else 2
-        wf = w.casefold()
-        if all(Levenshtein.distance(wf, o, score_cutoff=2 * k) > 2 * k for o in all_texts if o != wf):
-            eligible.append((wf, w, k))
-    out = []
-    for m in _WORD.finditer(text):
-        tok = m.group(0).casefold()
-        hits = [(w, k) for wf, w, k in eligible
-                if tok != wf and stem(tok) != wf and Levenshtein.distance(tok, wf, score_cutoff=k) <= k]
-        if len(hits) != 1:
-            continue
-        w, k = hits[0]
-        if all(Levenshtein.distance(tok, o, score_cutoff=k + 1) > k + 1 for o in all_texts if o != w.casefold()):
-            out.append((m.start(), m.end(), w))
-    return out

@@ -48,7 +48,24 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals.
 
-Changelog: 2.1.0 non-answers named (status ``non-answer``, reason ``non-answer: asks for input`` /
+Changelog: 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
+(``</Reasoning>``, a stray ``</answer>``) end sentences, and answer blocks may be named ``answer``,
+``conclusion``, ``final_answer`` or ``response``, a closing tag after a label (``A</Conclusion>``) or a
+label alone in angle brackets (``<B>``) states it; an invented next turn (``Human:``) and sign-offs are
+cut; an answer before a junk repetition loop is read; an output cut off mid-analysis (``...``, or
+ending on ``by``/``the``/...) is read only for an answer stated in so many words before the cut;
+conclusions continued after a colon, opened by ``So``, after the last ``but``, or the last
+marked statement that names an option; an answer statement naming no option is unparseable, not
+MMAU's word match; with the labels hidden, "option A / the second option makes sense" is read by
+place when the output's own lettering agrees; a final statement holding every word of one option;
+negated lists ("no X, Y, or Z") and "other options ... not" veto their options; near-miss spellings
+only in the final statement, outside quoted speech; one-word chords (``F#m``); number words for
+digit options, nouns for emotion adjectives (``sadness``); Latin words run on into CJK text end at
+it; identical word sets are never told apart by MMAU's rule; a tag-less answer slot
+(``，Conclusion，A，``); an answer slot after the reasoning's closing tag is not contradicted by the
+reasoning's last sentence, and a label alone after it (``</Reasoning>A``, ``<C> D </C>``) states that
+label; "without doubt/speculation" negates nothing, and "without" after a commitment only what
+follows it; "none of the options match" followed by an answer statement is no refusal. 2.1.0 non-answers named (status ``non-answer``, reason ``non-answer: asks for input`` /
 ``undetermined`` / ``none of the options`` / ``refusal``), so ``unparseable`` means only outputs the
 rules failed to read; answer blocks naming different options are unparseable; "every option: (b)"
 is a list, not an answer; a final "is: D" after a restated question and a closing lower-case
@@ -66,15 +83,17 @@ and the score rules re-run (without re-running inference) when it or the scoring
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+from lalmbench.scoring import answer_labels as al
 from lalmbench.scoring import answer_text as at
+from lalmbench.scoring import option_text as ot
+from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.1.0"
+PARSER_VERSION = "2.2.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -107,271 +126,36 @@ def _non_answer(kind: str, detail: str = "") -> ParseResult:
     return ParseResult(None, "non-answer", f"non-answer: {kind}" + (f" ({detail})" if detail else ""))
 
 
-_NEG_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bexcept|\bneither|\bnor|\brather\s+than|\binstead\s+of|\bno)"
-                         r"\s+(?:option\s+|choice\s+|answer\s+|letter\s+)?[(\[*\"']*$", re.IGNORECASE)
-_WORD = re.compile(r"\b\w+\b")
-_ANSWER_PREFIX = re.compile(r"^(?:the\s+)?(?:correct\s+|final\s+|best\s+)?(?:answer|option|choice)"
-                            r"\s*(?:is|would\s+be|should\s+be|:|=|-)\s*", re.IGNORECASE)
-_ECHO = re.compile(r"(?i:\b(?:options|choices)\s*(?:are|:)|\bhere\s+are\s+the\b|\bthe\s+following\s+(?:options"
-                   r"|choices)\b)")
-
-
-@lru_cache(maxsize=1 << 17)
-def normalise_text(text: str) -> str:
-    """Case-folded NFKC text with punctuation removed and whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _ANSWER_PREFIX.sub("", text.strip())
-    text = re.sub(r"[^\w\s]", " ", text)
-    return " ".join(text.split())
-
-
-@lru_cache(maxsize=1 << 17)
-def tokens(text: str) -> frozenset[str]:
-    """MMAU's tokenisation: lower-cased ``\\b\\w+\\b`` words as a set."""
-    return frozenset(_WORD.findall(text.lower()))
-
-
-# --- label patterns, compiled once per label set ----------------------------------------------
-
-@dataclass(frozen=True)
-class _LabelRegexes:
-    labels: tuple[str, ...]
-    lower: dict  # lower-case spelling -> label, for labels written "(c)" inside explicit statements
-    explicit: tuple[tuple[str, re.Pattern], ...]
-    formatted: tuple[tuple[str, re.Pattern], ...]
-    hedge: re.Pattern
-    loose: re.Pattern
-    labelled_line: re.Pattern
-    labelled_prefix: re.Pattern
-    labelled_period: re.Pattern
-
-
-@lru_cache(maxsize=256)
-def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
-    alt = "|".join(re.escape(lab) for lab in sorted(labels, key=len, reverse=True))
-    lower = {lab.lower(): lab for lab in labels if len(lab) == 1 and lab.isupper() and lab.lower() not in labels}
-    lalt = "|".join(re.escape(x) for x in sorted(lower)) or "(?!x)x"
-    lab = rf"(?<![A-Za-z0-9])(?P<l>{alt})(?![A-Za-z0-9])"
-    plab = rf"[(\[](?P<pl>{alt}|{lalt})[)\]]"  # parenthesised: lower case allowed ("the answer is (c)")
-    # case-insensitive only around the keywords; bare labels stay case-sensitive, because a
-    # lower-case "a" in running text is an article, not option A
-    # "option:"/"choice:" is an answer statement only as "the correct option:" or at a line start:
-    # "considering every option: (b) ..." lists options, it does not answer
-    answer_is = (r"(?i:(?:\b(?:answer|choice|option)\s*(?:is|would\s+be|should\s+be|will\s+be)|\banswer\s*[:=\-]"
-                 r"|\b(?:correct|best|final|chosen|selected|my)\s+(?:option|choice)\s*[:=\-]"
-                 r"|(?m:^)[ \t*>#\-]*(?:option|choice)\s*[:=\-])\s*(?:[:\-]\s*)?"
-                 r"(?:option\s+|choice\s+|letter\s+)?)")
-    # a lower-case letter with no parentheses ends an answer statement ("The correct choice is b."),
-    # never "a" (the article) or "i"
-    lend = "|".join(re.escape(x) for x in sorted(lower) if x not in ("a", "i")) or "(?!x)x"
-    choose = r"(?i:\bi\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)\s+(?:option\s+|choice\s+)?)"
-    cjk = r"(?:答案|选项|正确答案|最终答案)\s*(?:是|为|:|应该是|应为)?\s*(?:选项)?\s*|选择?\s*"
-    explicit = (
-        ("answer-is", re.compile(rf"{answer_is}(?:[\s*\"'>]*{plab}|[\s(\[*\"'>]*{lab})")),
-        ("answer-is", re.compile(rf"{answer_is}[\s*\"']*(?P<pl>{lend})[*\"']*(?=[.!]?\s*$)")),
-        # a restated question (with its echoed choices) closed by "... is: D" at the very end
-        ("is-final", re.compile(rf"(?i:\bis)\s*:\s*[*\"']*(?:{plab}|[(\[]?{lab}[)\]]?)[*\"']*[.!]?\s*$")),
-        ("i-choose", re.compile(rf"{choose}(?:[\s*\"']*{plab}|[(\[*\"']*{lab})")),
-        ("answer-cjk", re.compile(rf"(?:{cjk})(?:{plab}|[(\[*\"']*{lab})")),
-        ("boxed", re.compile(rf"\\boxed\{{\s*(?:\\text\{{\s*)?(?:{plab}|[(\[]?{lab}[)\]]?)\s*\}}")),
-        ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
-        # a lone lower-case letter filling an answer block is a label too ("<answer>b</answer>")
-        ("answer-tag", re.compile(rf"(?i:<answer>)\s*(?P<pl>{lalt})[.]?\s*(?i:</answer>)")),
-    )
-    formatted = (
-        ("bold", re.compile(rf"\*\*\s*[(\[]?{lab}[)\]]?[.):]?\s*\*\*")),
-        ("parenthesised", re.compile(rf"[(\[]{lab}[)\]]")),
-        ("line-start", re.compile(rf"(?m)^[ \t>*\-]*{lab}\s*(?:[.):]|$)")),
-        ("option-word", re.compile(rf"(?i:\b(?:option|choice|letter)\s+){lab}")),
-        ("trailing", re.compile(rf"(?:^|\s){lab}[.!]?\s*$")),
-    )
-    hedge = re.compile(rf"{lab}[)\]]?\s*(?:,\s*)?(?i:or|and|/|&|或|和|还是)\s*(?i:option\s+)?[(\[]?"
-                       rf"(?<![A-Za-z0-9])(?:{alt})(?![A-Za-z0-9])")
-    loose = re.compile(lab)
-    labelled_line = re.compile(rf"(?m)^[ \t>*\-]*[(\[]?{lab}[)\]]?[ \t]*[.):\-][ \t]*(?P<rest>[^\n]{{1,300}})$")
-    # "(B) a short pause", "B: text", "B) text" anywhere: the words right after the label
-    labelled_prefix = re.compile(rf"(?:{plab}|{lab}[ \t]*(?:[):,]|[ \t][-–—]))[ \t]*(?:[.:\-][ \t]*)?"
-                                 rf"(?P<rest>[^\n.!?;]{{1,200}})")
-    # "Answer: B. two beeps": a label, a period and the rest of its line
-    labelled_period = re.compile(rf"{lab}\.[ \t]+(?P<rest>[^\n]{{1,200}})$", re.M)
-    return _LabelRegexes(labels, lower, explicit, formatted, hedge, loose, labelled_line, labelled_prefix,
-                         labelled_period)
-
-
-# substrings a pattern cannot match without (checked on the lower-cased text before scanning)
-_NEEDS = {"answer-is": ("answer", "choice", "option"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
-          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("<answer>",), "bold": ("**",),
-          "parenthesised": ("(", "["), "option-word": ("option", "choice", "letter")}
-
-
-def _group(m: re.Match) -> tuple[str, int]:
-    """(label as written, its offset) of a match of either label group (bare ``l`` or parenthesised ``pl``)."""
-    if m.groupdict().get("pl") is not None:
-        return m.group("pl"), m.start("pl")
-    return m.group("l"), m.start("l")
-
-
-def _is_negated(text: str, start: int) -> bool:
-    return bool(_NEG_BEFORE.search(text[max(0, start - 24):start]))
-
-
-def _scrub_option_texts(text: str, option_texts: tuple[str, ...]) -> str:
-    """Blank out option texts quoted back ("B. A dog barks"), so the article in an option text is
-    never read as label A. Texts of one short token (music notes "C#") are kept: there the label
-    reading is ambiguous anyway and exact-label decides. Same length: offsets stay valid.
-    Plain substring search (no regex to compile per option set)."""
-    if len(text) <= 3 and " " not in text:
-        return text
-    low = at.lower_same_length(text)
-    spans = []
-    for t in sorted({t.strip().lower() for t in option_texts}, key=len, reverse=True):
-        if (len(t) > 3 or " " in t) and len(t) == len(t.strip()):
-            i = low.find(t)
-            while i != -1:
-                spans.append((i, i + len(t)))
-                i = low.find(t, i + len(t))
-    return at.blank(text, spans) if spans else text
-
-
-def _loose_labels(scrubbed: str, rx: _LabelRegexes) -> set[str]:
-    """Every standalone label token, skipping sentence-initial articles/pronouns ("A dog", "I think")."""
-    found = set()
-    for m in rx.loose.finditer(scrubbed):
-        label = m.group("l")
-        if label in ("A", "I"):
-            after = scrubbed[m.end():m.end() + 2]
-            before = scrubbed[max(0, m.start() - 8):m.start()].rstrip()
-            sentence_start = not before or before[-1] in ".!?:;\n"
-            if (re.match(r" [a-z]", after) or after.startswith("'")) and (sentence_start or label == "I"):
-                continue
-        found.add(label)
-    return found
-
-
-def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[at.OptionPhrase],
-                         norm_texts: Sequence[str]) -> str | None:
-    """A label followed by another option's text, anywhere: "B. two beeps" where B is "one beep",
-    "Answer: (B) a short pause" where that is option A. The label and the text disagree, so
-    neither can be trusted."""
-    labels = rx.labels
-    for m in rx.labelled_line.finditer(text):
-        rest = normalise_text(m.group("rest"))
-        own = norm_texts[labels.index(m.group("l"))]
-        if rest and rest != own and rest in norm_texts:
-            return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
-    for m in rx.labelled_period.finditer(text):
-        rest = normalise_text(m.group("rest"))
-        own = norm_texts[labels.index(m.group("l"))]
-        if rest and rest != own and rest in norm_texts:
-            return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
-    for m in rx.labelled_prefix.finditer(text):
-        label = rx.lower.get(_group(m)[0], _group(m)[0])
-        other = at.starts_with_option(text, m.start("rest"), m.end("rest"), phrases)
-        if other is not None and other != label:
-            return f"label {label} with the text of option {other}"
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class _LabelRead:
-    """What the label stage found: ``kind`` is ``explicit`` / ``formatted`` (a label, at ``pos``),
-    ``hard`` (unparseable, no other stage may overrule it) or ``soft`` (no label; later stages may
-    still read the text)."""
-
-    kind: str
-    label: str | None = None
-    reason: str = ""
-    pos: int = -1
-
-
-def _label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Vetoes,
-                names_options: bool) -> _LabelRead | None:
-    labels, texts = tuple(o[0] for o in opts), tuple(o[1] for o in opts)
-    rx = _label_regexes(labels)
-    conflict = _label_text_conflict(text, rx, phrases, _norm_texts(texts)) if names_options else None
-    if conflict:
-        return _LabelRead("hard", reason=conflict)
-    return _label_mentions(_scrub_option_texts(text, texts), labels, v)
-
-
-@lru_cache(maxsize=4096)
-def _norm_texts(texts: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(normalise_text(t) for t in texts)
-
-
-def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> _LabelRead | None:
-    """Label decision on text whose option texts were already blanked out. Labels inside
-    uncertain clauses ("not sure, maybe C") are not mentions."""
-    rx = _label_regexes(labels)
-    # 1) explicit answer statements decide on their own when they agree
-    explicit: dict[str, tuple[str, int]] = {}
-    low = at.lower_same_length(text)
-    for name, pat in rx.explicit:
-        if not any(k in low for k in _NEEDS[name]):
-            continue  # a cheap substring test spares a regex scan of a long output
-        for m in pat.finditer(text):
-            written, pos = _group(m)
-            if v.vetoed_at(pos) == "uncertain":
-                continue
-            label = rx.lower.get(written, written)
-            if label not in explicit or pos > explicit[label][1]:
-                explicit[label] = (name, pos)
-    if len(explicit) > 1:
-        return _LabelRead("hard", reason=f"explicit answers disagree ({sorted(explicit)})")
-    hedges = [m for m in rx.hedge.finditer(text) if not v.vetoed_at(m.start())]
-    if len(explicit) == 1:
-        (label, (name, pos)), = explicit.items()
-        late = [h for h in hedges if h.end() > pos]
-        if late:
-            return _LabelRead("hard", reason=f"several labels ({late[0].group(0)!r})")
-        return _LabelRead("explicit", label, name, pos)
-    if hedges:
-        return _LabelRead("soft", reason=f"several labels ({hedges[0].group(0)!r})")
-    if _ECHO.search(text):
-        return _LabelRead("soft", reason="echoed option list without an answer statement")
-    # 2) formatted mentions: exactly one distinct label, not negated, and no other label anywhere
-    mentions: dict[str, tuple[str, int]] = {}
-    negated: set[str] = set()
-    uncertain = False
-    for name, pat in rx.formatted:
-        if name in _NEEDS and not any(k in low for k in _NEEDS[name]):
-            continue
-        for m in pat.finditer(text):
-            label = m.group("l")
-            if v.vetoed_at(m.start("l")) == "uncertain":
-                uncertain = True
-            elif _is_negated(text, m.start("l")):
-                negated.add(label)
-            else:
-                mentions.setdefault(label, (name, m.start("l")))
-    if len(mentions) > 1:
-        return _LabelRead("soft", reason=f"several labels ({sorted(mentions)})")
-    if not mentions:
-        if negated:
-            return _LabelRead("soft", reason=f"negated label ({sorted(negated)})")
-        if uncertain:
-            return _LabelRead("soft", reason="label only in an uncertain clause")
-        return None
-    (label, (name, pos)), = mentions.items()
-    if label in negated:
-        return _LabelRead("soft", reason=f"label both asserted and negated ({label})")
-    others = _loose_labels(text, rx) - {label}
-    if others:
-        return _LabelRead("soft", reason=f"several labels ({sorted(others | {label})})")
-    return _LabelRead("formatted", label, name, pos)
-
-
 # --- conclusion: the final answer statement, read for option texts -----------------------------
 
 @dataclass(frozen=True, slots=True)
 class _Conclusion:
+    """What the final answer statement says: ``label``, or why none (``hard``: no later stage may read
+    the output instead; ``cut``: not even MMAU's word match, the output stopped before answering or
+    answered with something that is no option)."""
+
     label: str | None
     reason: str
     hard: bool = False
     pos: int = -1
+    cut: bool = False
 
 
-_ANSWER_TAG = re.compile(r"(?i:<answer>)(?P<c>[^<]{0,2000})(?i:</answer>)")
+_ANSWER_TAG = re.compile(rf"<(?P<t>{al.ANSWER_TAG_NAMES})>(?P<c>[^<]{{0,2000}})</(?P=t)>", re.IGNORECASE)
+# markup tags (``</Reasoning>``, ``<Conclusion>``) end a sentence the way a line break does
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z_ ]{0,24}>")
+# an output whose last sentence trails off ("So based purely on what I heard...") or stops on a word
+# no sentence ends with ("This scenario is characterized by") was cut off
+_UNFINISHED = re.compile(r"(?:\.\.\.|…)[\s\"'*)]*$|(?<![\w'])(?:a|an|the|of|to|by|for|with|from|in|on|at|into|about"
+                         r"|and|or|but|nor|is|are|was|were|be|been|that|which|whose|as|than|because|its|their|this"
+                         r"|these|those|his|her|my|our|your|such)[ \t]*$")
+
+
+def _cut_off(text: str) -> bool:
+    """Whether the output stops mid-analysis (only its last characters are searched)."""
+    return _UNFINISHED.search(text, max(0, len(text) - 80)) is not None
+
+
 _BOXED = re.compile(r"\\boxed\{(?P<c>[^{}\n]{0,500}(?:\{[^{}\n]{0,500}\}[^{}\n]{0,500})?)\}")
 
 
@@ -392,18 +176,24 @@ def _labelled(text: str, pos: int, label: str) -> bool:
     return m is not None and m.group("l").upper() == label
 
 
-def _contrast(a: at.OptionPhrase, b: at.OptionPhrase) -> bool:
+def _contrast(a: ot.OptionPhrase, b: ot.OptionPhrase) -> bool:
     """Options that differ by a modifier ("female singer" / "male singer", "two beeps" / "one beep"):
     describing one excludes the other."""
-    return bool((set(a.words) & set(b.words)) - at.ARTICLES)
+    return bool((set(a.words) & set(b.words)) - _FUNCTION_WORDS)
 
 
-def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[at.OptionPhrase],
-                v: at.Vetoes) -> _Conclusion | None:
+# words two options can share without one being a variant of the other ("Leaping between surfaces" /
+# "Flying between trees")
+_FUNCTION_WORDS = ot.ARTICLES | {"of", "to", "in", "on", "at", "by", "for", "with", "from", "between", "and", "or",
+                                 "is", "are", "it", "its", "his", "her", "their", "as"}
+
+
+def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
+                v: at.Vetoes, labels_shown: bool = True) -> _Conclusion | None:
     if not sentences:
         return None
     blocks = {lab for m in _ANSWER_TAG.finditer(text)
-              for lab in at.named_options(text, *m.span("c"), phrases, v).asserted}
+              for lab in ot.named_options(text, *m.span("c"), phrases, v).asserted}
     if len(blocks) > 1:
         return _Conclusion(None, f"answer tags name different options ({sorted(blocks)})", hard=True)
     tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text)
@@ -413,20 +203,53 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         k = next((i for i, (s, e) in enumerate(sentences) if s <= a < e or a < s), len(sentences) - 1)
         where = "answer tag" if tag.re is _ANSWER_TAG else "boxed answer"
     else:
-        marks = [i for i, (s, e) in enumerate(sentences) if at.MARKER.search(masked, s, e)]
+        cut = _cut_off(text)
+        if cut:
+            # the last sentence trails off: only an answer stated in so many words before it counts
+            sentences = sentences[:-1]
+        marker = at.STRONG_MARKER if cut else at.MARKER
+        marks = [i for i, (s, e) in enumerate(sentences)
+                 if marker.search(masked, s, e) or (not cut and _SO_START.match(masked, s, e))
+                 or (not cut and _LEAD_IN.search(masked, s, e) and i + 1 < len(sentences)
+                     and len({lab for lab, _, _ in ot.find_options(text, *sentences[i + 1], phrases)}) == 1)]
         if marks:
             k = marks[-1]
+            if not at.ANSWER_IS.search(masked, *sentences[k]):
+                # the last statement that names an option, where the sentences after it name none:
+                # "... points toward electronic dance elements. This isn't folk. It's definitely got
+                # a club-ready beat." concludes in the first of them
+                k = next((i for i in reversed(marks)
+                          if ot.named_options(text, *_statement(masked, sentences, i), phrases, v).asserted), k)
             where = "final answer statement"
+        elif cut:
+            return _Conclusion(None, "analysis cut off before its conclusion", hard=True, cut=True)
         else:
             k, marked = len(sentences) - 1, False
             where = "final sentence" if len(sentences) > 1 else "one-sentence answer"
-        a, b = sentences[k]
+        a, b = _statement(masked, sentences, k)
+        if b > sentences[k][1]:
+            k += 1
         ans = _last(at.ANSWER_IS, masked[a:b])
-        if ans is not None and at.find_options(text, a + ans.end(), b, phrases):
-            a = a + ans.end()
-    named = at.named_options(text, a, b, phrases, v)
+        # where the answer phrase ends (its trailing blanks may be a quoted or blanked option text)
+        after = a + ans.start() + len(ans.group(0).rstrip()) if ans is not None else b
+        if ans is not None and ot.find_options(text, after, b, phrases):
+            a = after
+        elif ans is not None and "answer" in ans.group(0).lower() and _WORDS_AFTER.match(text, after, b):
+            # "the correct answer is \"eleven\"": an answer, but not one of the options
+            return _Conclusion(None, f"{where} gives an answer that is no option "
+                                     f"({text[after:b].strip()[:40]!r})", hard=True, cut=True)
+    if tag is None:
+        # "Cats, frogs and hens make different sounds, but the clucking is most like a hen": what
+        # comes after the last "but" is the conclusion
+        turn = _last(_BUT, masked[a:b])
+        if turn is not None and at.MARKER.search(masked, a + turn.end(), b) \
+                and ot.find_options(text, a + turn.end(), b, phrases):
+            a = a + turn.end()
+    named = ot.named_options(text, a, b, phrases, v)
     s0, e0 = sentences[k] if tag is None else (a, b)
-    if named.asserted and at.hedged(masked, s0, e0):
+    if tag is None:
+        s0 = min(s0, a)
+    if named.asserted and at.hedged(masked, s0, e0, named.spans[0][1] if named.spans else None):
         return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
     if len(named.asserted) > 1:
         return _Conclusion(None, f"{where} names several options ({sorted(named.asserted)})", hard=True)
@@ -434,25 +257,49 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         if named.vetoed:
             return _Conclusion(None, f"{where} names options only under a negation or doubt ({sorted(named.vetoed)})",
                                hard=True)
-        return None
+        read = _statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
+        if read is None:
+            return None
+        if at.hedged(masked, s0, e0, read[1]):
+            return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
+        named = ot.Named(frozenset({read[0]}), frozenset(), ((read[0], read[1], b),))
+        where = f"{where}, {read[2]}"
     label, = named.asserted
     pos = named.spans[-1][1]
     for s, e in sentences[k + 1:]:
         if s < b:
             continue
-        later = at.named_options(text, s, e, phrases, v).asserted
+        later = ot.named_options(text, s, e, phrases, v).asserted
         if later - {label}:
             return _Conclusion(None, f"{where} names {label} but a later sentence names {sorted(later - {label})}",
                                hard=True)
     if not marked and len(sentences) > 1:
         for s, e in sentences[:k]:
-            if at.named_options(text, s, e, phrases, v).asserted - {label}:
+            if ot.named_options(text, s, e, phrases, v).asserted - {label}:
                 return _Conclusion(None, "several options named and no answer statement")
     return _Conclusion(label, where, pos=pos)
 
 
+_BUT = re.compile(r"(?i:\b(?:but|however|yet|whereas)\b)")
+# "the main issue the speaker is facing is:\n* Luggage lost": a lead-in that the next line completes
+_LEAD_IN = re.compile(r"(?i:\b(?:is|are|be|as|was)\s*:\s*$)")
+# "So counting the confirmed wins: 2 times." a sentence that opens with "So" concludes
+_SO_START = re.compile(r"[\s*>-]*(?i:so)\b(?!\s+(?:much|many|far|that)\b)")
+
+
+def _statement(masked: str, sentences: list[tuple[int, int]], k: int) -> tuple[int, int]:
+    """Sentence ``k``, and the next one where it ends in a colon ("Therefore, the correct answer
+    is:\n\n* Woman": the statement goes on on the next line)."""
+    a, b = sentences[k]
+    if masked[a:b].rstrip().endswith(":") and k + 1 < len(sentences):
+        b = sentences[k + 1][1]
+    return a, b
+# the text after "the answer is" holds a word (not just a label, which the label stage reads)
+_WORDS_AFTER = re.compile(r"[\s*\"'“”:]*(?![(\[]?[A-Z][)\].,:]?[\s*\"']*(?:$|\n))[\w]", re.UNICODE)
+
+
 def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label: str, pos: int,
-                  phrases: Sequence[at.OptionPhrase],
+                  phrases: Sequence[ot.OptionPhrase],
                   v: at.Vetoes) -> str | None:
     """Why a label read at ``pos`` is contradicted by the text around it, or None: its sentence or
     the one before asserts a contrasting option ("... a solo female singer. The answer is B." with B
@@ -462,19 +309,27 @@ def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], labe
     k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
     if k is None:
         return None
-    if mine is not None:
-        for s, e in sentences[max(0, k - 1):k + 1]:
+    # "Therefore, the answer is: (A) The third speaker" states the label with its own text: the
+    # statement is whole, whatever the sentence before it described
+    whole = ot.starts_with_option(text, pos + len(label), min(len(text), pos + len(label) + 300), phrases) == label
+    # an answer slot after the reasoning's closing tag ("...pull him out.</Reasoning><Conclusion>B") is
+    # the template's answer: the reasoning's last sentence is not its description
+    first = k if k and _TAG.search(text, sentences[k - 1][1], pos) else max(0, k - 1)
+    if mine is not None and not whole:
+        for s, e in sentences[first:k + 1]:
             # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
-            named = {lab for lab, a, _ in at.named_options(text, s, e, phrases, v).spans
+            named = {lab for lab, a, _ in ot.named_options(text, s, e, phrases, v).spans
                      if not _labelled(text, a, lab)}
             if len(named) == 1 and label not in named:
                 other, = named
-                if other in by_label and _contrast(mine, by_label[other]):
+                # describing "valid" does not contradict "Valid. No counterexample exists"
+                if other in by_label and _contrast(mine, by_label[other]) \
+                        and not set(by_label[other].words) < set(mine.words):
                     return f"label {label} but the text says option {other}"
     for s, e in sentences[k + 1:]:
         if not at.MARKER.search(masked, s, e):
             continue
-        named = at.named_options(text, s, e, phrases, v).asserted
+        named = ot.named_options(text, s, e, phrases, v).asserted
         if len(named) == 1 and label not in named:
             return f"label {label} but a later conclusion names option {next(iter(named))}"
     return None
@@ -498,11 +353,11 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
     matches = []
     # an option "A" or "I" (a note, a numeral) is not the article "a" or the pronoun "I": it must
     # occur as that capital letter, not at the start of a phrase like "A dog barks"
-    article_like = {p.label: p for p in at.option_phrases(options) if p.raw in ("A", "I")}
+    article_like = {p.label: p for p in ot.option_phrases(options) if p.raw in ("A", "I")}
     for lab, toks in opt_tokens:
         if not toks or not toks <= pred:
             continue
-        if lab in article_like and not at.find_options(text, 0, len(text), [article_like[lab]]):
+        if lab in article_like and not ot.find_options(text, 0, len(text), [article_like[lab]]):
             continue
         distinctive_of_others = set()
         for other_lab, other in opt_tokens:
@@ -510,22 +365,24 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
                 distinctive_of_others |= other - toks
         if pred.isdisjoint(distinctive_of_others):
             matches.append(lab)
+    if len(matches) > 1 and len({dict(opt_tokens)[lab] for lab in matches}) == 1:
+        return None  # "From near to far" / "From far to near": the same words, only their order tells
     res = _unique(matches, "token-set", "mmau-token-set")
     if res is not None and res.label is not None:
-        own = dict(opt_tokens)[res.label] - at.ARTICLES
-        for a, b in v.negated + v.uncertain:
+        own = dict(opt_tokens)[res.label] - ot.ARTICLES
+        for a, b in v.negated + v.uncertain + v.negated_wide:
             if own & tokens(text[a:b]):
-                return _unparseable("token-set match under a negation or doubt")
+                return None  # under a negation or doubt: the conclusion stage reads it, or nothing does
     return res
 
 
 # --- entry point --------------------------------------------------------------------------------
 
 #: the files whose code decides a score: a change to any of them re-scores every run
-SCORER_FILES = ("scoring/parse.py", "scoring/answer_text.py", "scoring/mcq.py")
+SCORER_FILES = ("scoring/parse.py", "scoring/answer_labels.py", "scoring/answer_text.py", "scoring/option_text.py",
+                "scoring/mcq.py")
 
 
-@lru_cache(maxsize=1)
 @lru_cache(maxsize=1)
 def scorer_fingerprint() -> str:
     """``<PARSER_VERSION>+<hash of the scoring code>``: a param of the score rules, so a parser
@@ -583,7 +440,22 @@ def parse_options_key(raw: str | None, opts: tuple[tuple[str, str], ...],
     unit = text[start:start + period].strip()[:40]
     if res.label is not None and res.reason in EXPLICIT:
         return ParseResult(res.label, res.status, f"{res.reason} (repetition loop of {unit!r} collapsed)")
+    if res.label is not None and _answered_before_junk(res, text[:start], text[start:start + period], opts):
+        return ParseResult(res.label, res.status, f"{res.reason} (then {unit!r} repeated)")
     return _unparseable(f"degenerate repetition loop ({unit!r} repeated)")
+
+
+def _answered_before_junk(res: ParseResult, before: str, unit: str, opts: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the text before a repetition loop is a whole answer (it ends with a closed answer
+    block, or it is the option's exact text) and the loop names no option and no label
+    ("</answer>\nHuman\nHuman\n..."): the model answered, then ran on."""
+    block = _last(_ANSWER_TAG, before) or _last(_BOXED, before)
+    # only the loop's unit after the block (the loop may restart after a blank line)
+    junk = re.fullmatch(rf"(?:\s*{re.escape(unit.strip())})*\s*", before[block.end():]) if block else None
+    whole = res.status in ("exact-text", "normalised-text") or junk is not None
+    labels = "|".join(re.escape(lab) for lab, _ in opts)
+    return whole and not ot.find_options(unit, 0, len(unit), ot.option_phrases(opts)) \
+        and not re.search(rf"(?<![A-Za-z0-9])(?:{labels})(?![A-Za-z0-9])", unit)
 
 
 def _text_stages(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...]) -> ParseResult | None:
@@ -614,25 +486,27 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                 return ParseResult(upper, "exact-label", "lower-case label")
 
     norm = normalise_text(text)
-    norm_texts = _norm_texts(texts)
+    norm_texts = al.norm_texts(texts)
     if norm in norm_texts and len(texts[norm_texts.index(norm)].strip()) > 2:
         # the output is a (long) option's text: scrubbed of it, no label is left to read
         res = _text_stages(text, opts, stages)
         if res is not None:
             return res
 
-    phrases = at.option_phrases(opts)
-    occurrences = at.find_options(text, 0, len(text), phrases)
+    phrases = ot.option_phrases(opts)
+    occurrences = ot.find_options(text, 0, len(text), phrases)
     ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2]
-    masked = at.blank(text, at.quoted_spans(text) + ospans)
+    tags = [m.span() for m in _TAG.finditer(text)]
+    # quoted speech and option texts blanked; markup tags turned into line breaks
+    masked = at.blank(at.blank(text, at.quoted_spans(text) + ospans), tags, "\n")
     # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
     # (filled, not spaced: an option text that is a whole sentence after ". " stays a sentence)
-    sentences = at.sentence_spans(at.blank(text, ospans, "_"), text)
+    sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
     v = at.vetoes(text, masked)
 
     lr = None
     if labels_shown and "label-pattern" in stages and not v.refusal:
-        lr = _label_read(text, opts, phrases, v, bool(occurrences))
+        lr = al.label_read(text, opts, phrases, v, bool(occurrences))
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
         if lr is not None and lr.kind == "explicit":
@@ -641,8 +515,13 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 
     concl = None
     if occurrences and not v.refusal and ("conclusion" in stages or (lr is not None and lr.kind == "formatted")):
-        concl = _conclusion(text, masked, sentences, phrases, v)
+        concl = _conclusion(text, masked, sentences, phrases, v, labels_shown)
+    cut = _cut_off(text)
     if lr is not None and lr.kind == "formatted":
+        if cut and "\n" in text[:lr.pos] and (concl is None or concl.label != lr.label):
+            # "* **(d) Air bubbling through water:** This scenario is characterized by": a label the
+            # analysis had reached when it was cut off, not its answer (one on the first line is)
+            return _unparseable(f"analysis cut off before its conclusion (label {lr.label} in it)")
         if concl is not None and concl.label is not None and concl.label != lr.label:
             return _unparseable(f"label {lr.label} but the {concl.reason} names option {concl.label}")
         why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
@@ -655,7 +534,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     if v.refusal:
         return _non_answer(at.refusal_kind(v.refusal.strip()), repr(v.refusal.strip()))
 
-    if "token-set" in stages:
+    if "token-set" in stages and not cut and not (concl is not None and concl.cut):
         res = _token_set(text, opts, v)
         if res is not None:
             return res
@@ -671,8 +550,132 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     if concl is not None:
         return _unparseable(concl.reason)
     if not occurrences:
+        if "conclusion" in stages and not v.refusal and sentences:
+            if cut:
+                return _unparseable("analysis cut off before its conclusion")
+            # no option text anywhere, but the final statement may still say which one
+            marks = [i for i, (s, e) in enumerate(sentences) if at.MARKER.search(masked, s, e)]
+            k = marks[-1] if marks else len(sentences) - 1
+            a, b = _statement(masked, sentences, k)
+            read = _statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
+            if read is not None and not at.hedged(masked, a, b, read[1]):
+                return ParseResult(read[0], "conclusion", f"final statement, {read[2]}")
+            ans = _last(at.ANSWER_IS, masked[a:b])
+            after = a + ans.start() + len(ans.group(0).rstrip()) if ans is not None else b
+            if ans is not None and "answer" in ans.group(0).lower() and _WORDS_AFTER.match(text, after, b) \
+                    and not at.non_answer(text[after:b]) and not _shares_option_words(text[after:b], phrases) \
+                    and not ot.near_misses(text[after:b], opts):
+                # "Therefore, the correct answer is \"eleven\"": an answer, but none of the options
+                return _unparseable(f"final answer statement gives an answer that is no option "
+                                    f"({text[after:b].strip()[:40]!r})")
         return _unnamed(text, opts, stages, labels_shown)
     return _unparseable("no stage matched")
+
+
+# "option A", "choice 3", "the last option": a reference to an option by its place
+_OPTION_REF = re.compile(r"(?i:\b(?:option|choice)\s*#?\s*(?P<x>[A-J](?![\w'])|\d{1,2}\b|one|two|three|four|five)"
+                         r"|\b(?:the\s+)?(?P<o>first|second|third|fourth|fifth|last)\s+(?:option|choice)\b)")
+_PLACES = {"one": 0, "two": 1, "three": 2, "four": 3, "five": 4, "first": 0, "second": 1, "third": 2, "fourth": 3,
+           "fifth": 4}
+
+
+def _place(m: re.Match, n: int) -> int | None:
+    x = (m.group("x") or m.group("o")).lower()
+    if x == "last":
+        i = n - 1
+    elif x in _PLACES:
+        i = _PLACES[x]
+    else:
+        i = int(x) - 1 if x.isdigit() else ord(x) - ord("a")
+    return i if 0 <= i < n else None
+
+
+def _statement_reading(text: str, masked: str, a: int, b: int, phrases: Sequence[ot.OptionPhrase], v: at.Vetoes,
+                       labels_shown: bool, sentences: list[tuple[int, int]]) -> tuple[str, int, str] | None:
+    """(label, position, how) of an output whose final statement (``text[a:b]``) names no option
+    text but still says which:
+
+    - with the labels hidden, a reference by place (:func:`_place_reference`);
+    - every word of exactly one option, and no word only other options have ("points toward reed
+      stops within a pipe organ" for "Reed stops of pipe organ"), outside negated clauses.
+    """
+    if not labels_shown:
+        read = _place_reference(text, masked, sentences, phrases, v)
+        if read is not None:
+            return read
+    words = {ot.stem(w) for w in re.findall(r"\w+", masked[a:b].lower())}
+    for s, e in v.negated + v.negated_wide:
+        if s < b and e > a:
+            words -= {ot.stem(w) for w in re.findall(r"\w+", masked[max(s, a):min(e, b)].lower())}
+    own = {p.label: set(p.words) - _FUNCTION_WORDS for p in phrases}
+    hits = [lab for lab, ws in own.items() if len(ws) >= 2 and ws <= words
+            and not any((other - ws) & words for o, other in own.items() if o != lab and other != ws)]
+    if len(hits) == 1:
+        return hits[0], a, "all the words of one option"
+    return None
+
+
+# what a sentence that picks an option by place says of it ("option A makes the most sense",
+# "Option 4 seems correct", "the second option matches perfectly")
+_COMMITS = re.compile(r"(?i:\bmakes?\s+(?:the\s+most\s+)?sense|\b(?:seems?|is|appears?|remains?)\s+(?:to\s+be\s+)?(?:the\s+)?"
+                      r"(?:most\s+)?(?:correct|right|best|accurate|appropriate|plausible|reasonable)|\bbest\b|\bperfectly\b"
+                      r"|\bcaptures?\s+exactly|\bthe\s+answer\b)")
+
+
+def _place_reference(text: str, masked: str, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
+                     v: at.Vetoes) -> tuple[str, int, str] | None:
+    """With the labels hidden, the last sentence that picks one option by place ("So option A
+    seems most accurate", "Option 3 best matches", "the second option matches perfectly"): the
+    letters and numbers are the model's own, in the order the options were shown. Never when an
+    option text is itself a letter or a note, when the output pairs a letter with another option's
+    text, or when that sentence or the one before counts a number that is another option's."""
+    if any(len(p.raw) <= 2 for p in phrases) or not _own_letters_agree(text, phrases):
+        return None
+    for k in range(len(sentences) - 1, -1, -1):
+        s, e = sentences[k]
+        refs = [m for m in _OPTION_REF.finditer(masked, s, e) if not v.vetoed_at(m.start())]
+        commit = at.MARKER.search(masked, s, e) or _COMMITS.search(masked, s, e)
+        if not refs or not commit or v.vetoed_at(commit.start()):
+            continue
+        places = {_place(m, len(phrases)) for m in refs}
+        if len(places) != 1 or None in places:
+            return None
+        i, = places
+        counted = _numbers(at.blank(masked, [m.span() for m in refs])[sentences[max(0, k - 1)][0]:e])
+        if any(_leading_number(p.raw) in counted for j, p in enumerate(phrases) if j != i) \
+                and _leading_number(phrases[i].raw) not in counted:
+            return None  # "... exactly three iterations. This matches option C." where C is "2 times"
+        return phrases[i].label, refs[-1].start(), "its reference to an option by place"
+    return None
+
+
+def _shares_option_words(span: str, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether an answer shares a content word with some option ("Caat meowing" with "Cat
+    meowing"): a garbled option, not an answer outside the options."""
+    words = {ot.stem(w) for w in re.findall(r"\w+", span.lower())} - _FUNCTION_WORDS
+    return any(words & set(p.words) for p in phrases)
+
+
+def _numbers(span: str) -> set[str]:
+    words = re.findall(r"\w+", span.lower())
+    return {ot.NUMBER_WORDS.get(w, w) for w in words if w.isdigit() or w in ot.NUMBER_WORDS}
+
+
+def _leading_number(option: str) -> str | None:
+    m = re.match(r"\s*(\w+)", option.lower())
+    w = m.group(1) if m else ""
+    return ot.NUMBER_WORDS.get(w, w) if w.isdigit() or w in ot.NUMBER_WORDS else None
+
+
+def _own_letters_agree(text: str, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether every "Option B: <text>" the output writes pairs the letter with the option shown in
+    that place (a model that lettered the options in another order cannot be read by letter)."""
+    for m in re.finditer(r"(?i:\b(?:option|choice)\s+(?P<x>[A-J])\b\s*[:=(\-–—]\s*)", text):
+        i = ord(m.group("x").upper()) - ord("A")
+        said = ot.starts_with_option(text, m.end(), min(len(text), m.end() + 300), phrases)
+        if said is not None and (i >= len(phrases) or said != phrases[i].label):
+            return False
+    return True
 
 
 def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...],
@@ -680,7 +683,13 @@ def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ..
     """An output that names no option and no label: a near-miss spelling of one option
     (``Accordian``), read again with the option's spelling; else a non-answer of a known kind;
     else unparseable."""
-    fixes = at.near_misses(text, opts)
+    # only in the final statement, outside quoted speech: "turn right at the light" quoted from the
+    # audio, or a word of the analysis, is not the option "eight" misspelt
+    spans = at.sentence_spans(text)
+    last = spans[-1][0] if spans else 0
+    quoted = at.quoted_spans(text)
+    fixes = [(a, b, w) for a, b, w in ot.near_misses(text, opts)
+             if a >= last and not any(qa <= a < qb for qa, qb in quoted)]
     if fixes and not at.hedged(text, 0, len(text)):
         parts, i = [], 0
         for a, b, word in fixes:
@@ -692,7 +701,9 @@ def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ..
             return ParseResult(res.label, res.status, f"{res.reason}; near-miss spelling {spelt}")
         if res.status != "unparseable" or res.reason != "no stage matched":
             return res
-    kind = at.non_answer(text)
+    # "<Conclusion>N/A</Conclusion>" after reasoning: the answer block is what says nothing
+    kind = next((k for m in _ANSWER_TAG.finditer(text) if (k := at.non_answer(m.group("c")))), None) \
+        or at.non_answer(text)
     if kind is not None:
         return _non_answer(kind)
     return _unparseable("no stage matched")

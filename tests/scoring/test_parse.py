@@ -128,3 +128,24 @@ def test_near_miss_spelling_is_named_in_the_reason_and_never_between_close_optio
     assert res.label == "B" and "near-miss spelling 'accordian' read as 'Accordion'" in res.reason
     close = [{"label": lab, "text": t} for lab, t in zip("ABC", ["Bleep", "Sleep", "Steep"])]
     assert parse_answer("Bleap", close).label is None
+
+
+def test_the_scorer_fingerprint_covers_every_scoring_module_the_parser_reads():
+    """An edit to any module a parse goes through re-scores every run (the fingerprint is a score-rule
+    param); a module left out would let a rule change keep stale scores."""
+    import ast
+    from pathlib import Path
+
+    from lalmbench.scoring.parse import SCORER_FILES
+
+    pkg = Path(__file__).resolve().parents[2] / "lalmbench"
+    seen, todo = set(), ["scoring/parse.py"]
+    while todo:
+        rel = todo.pop()
+        seen.add(rel)
+        for node in ast.walk(ast.parse((pkg / rel).read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lalmbench.scoring"):
+                names = [node.module.split(".")[-1]] if node.module != "lalmbench.scoring" else \
+                    [a.name for a in node.names]
+                todo += [f"scoring/{n}.py" for n in names if f"scoring/{n}.py" not in seen]
+    assert seen <= set(SCORER_FILES) and "scoring/answer_labels.py" in seen

@@ -1,0 +1,216 @@
+"""Rebuild the collected corpus (one ``<source>.jsonl`` per source beside this file) from snapshots
+of the public repositories listed in README.md. Run from the repo root with the snapshots as bare git
+directories under ``MIRROR`` (default ``/work/.mirror/<owner>+<name>/repo``):
+
+    python tests/data/parse/collected/make_collected.py
+
+The outputs are frozen and committed; the tests read only them. Every record keeps the output text
+exactly as the source released it (``raw``), the question and the option list the system was shown,
+and where it came from (``repo``, ``commit``, ``path``, ``ref``: the row's id or index in that file).
+Large files are subsampled with a fixed seed; nothing else is filtered.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import random
+import re
+import subprocess
+from pathlib import Path
+
+MIRROR = Path(os.environ.get("MIRROR", "/work/.mirror"))
+OUT = Path(__file__).resolve().parent
+LETTERS = "ABCDEFGHIJ"
+
+
+def show(repo: str, commit: str, path: str) -> str:
+    git_dir = MIRROR / repo.replace("/", "+") / "repo"
+    return subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def jsonl(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def opts(texts: list[str]) -> list[dict]:
+    return [{"label": LETTERS[i], "text": t} for i, t in enumerate(texts)]
+
+
+def lettered(choices: str) -> list[str]:
+    """ "(A) Man (B) Woman" or "(A) Man\\n(B) Woman" -> ["Man", "Woman"]."""
+    parts = re.split(r"\s*\(([A-J])\)\s*", " " + choices.strip())
+    found = dict(zip(parts[1::2], (p.strip() for p in parts[2::2])))
+    return [found[k] for k in LETTERS[:len(found)]]
+
+
+def sample(rows: list, n: int, seed: int) -> list:
+    if len(rows) <= n:
+        return rows
+    keep = sorted(random.Random(seed).sample(range(len(rows)), n))
+    return [rows[i] for i in keep]
+
+
+def record(source, system, kind, benchmark, repo, commit, path, ref, question, options, labels_shown, raw):
+    return {"source": source, "system": system, "kind": kind, "benchmark": benchmark, "question": question,
+            "options": options, "labels_shown": labels_shown, "raw": raw,
+            "repo": repo, "commit": commit, "path": path, "ref": ref}
+
+
+def desta25_mmau():
+    repo, commit = "kehanlu/DeSTA2.5-Audio", "5503dfcb8c07ddc608ef705542f0f9b94cc99de8"
+    path = "examples/evaluation/MMAU-v05.15.25/results/mmau-test-mini_results.json"
+    for r in sample(json.loads(show(repo, commit, path)), 600, 4):
+        yield record("desta25_mmau", "DeSTA2.5-Audio", "chat", "MMAU test-mini", repo, commit, path, r["id"],
+                     r["question"], opts(r["choices"]), False, r["model_output"])
+
+
+def r1aqa_omni_mmau():
+    repo, commit = "JOY-SWang/R1-AQA-Omni", "a2a17ddee1a80765b7c9fc313fb320b78d288be0"
+    path = "exp/model/test_500/res_mmau_mini_CoT.json"
+    for r in sample(json.loads(show(repo, commit, path)), 600, 5):
+        yield record("r1aqa_omni_mmau", "R1-AQA-Omni (Qwen2.5-Omni-7B GRPO, step 500)", "reasoning-tags",
+                     "MMAU test-mini", repo, commit, path, r["id"], r["question"], opts(r["choices"]), False,
+                     r["model_prediction"])
+
+
+def selective_hearing():
+    repo, commit = "Elocinacademia/SelectiveHearing-Bench", "df67604a33b0f76c02dc82411a6d5b92d34286d0"
+    for name, system, seed in (("gemini_basic_qa", "Gemini (SelectiveHearing basic)", 1),
+                               ("qwen25omni_basic_qa", "Qwen2.5-Omni-7B (SelectiveHearing basic)", 2),
+                               ("stepaudio_basic_qa", "Step-Audio (SelectiveHearing basic)", 3)):
+        path = f"results/{name}.json"
+        rows = json.loads(show(repo, commit, path))
+        for i, r in sample(list(enumerate(rows)), 400, seed):
+            yield record("selective_hearing", system, "chat", "SelectiveHearing-Bench", repo, commit, path, i,
+                         r["question"], opts(r["options"]), True, r["pred"])
+
+
+LOVENYA = ("lovenya/Measuring-Faithfulness-of-CoT-Reasoning-LALMs", "e4cee03cb8106d7b000330687db35363ee7dbe6b")
+
+
+def af3_think():
+    repo, commit = LOVENYA
+    files = [("results/flamingo_hf/baseline/baseline_flamingo_hf_mmar.jsonl", "MMAR", 400)]
+    files += [(f"results/flamingo_hf/baseline/baseline_flamingo_hf_sakura-{t}.jsonl", f"SAKURA {t}", 75)
+              for t in ("animal", "emotion", "gender", "language")]
+    for k, (path, bench, n) in enumerate(files):
+        rows = jsonl(show(repo, commit, path))
+        for i, r in sample(list(enumerate(rows)), n, 10 + k):
+            yield record("af3_think", "Audio Flamingo 3 (think prompt)", "reasoning", bench, repo, commit, path,
+                         f"{r['id']}#{r['chain_id']}", r["question"], opts(lettered(r["choices"])), True,
+                         r["generated_cot"])
+
+
+def qwen_omni_xml():
+    repo, commit = LOVENYA
+    path = "results/qwen_omni/baseline/baseline_qwen_omni_mmar.jsonl"
+    for r in jsonl(show(repo, commit, path)):
+        yield record("qwen_omni_xml", "Qwen2.5-Omni-7B (<Reasoning>/<Conclusion> template)", "reasoning-tags",
+                     "MMAR", repo, commit, path, f"{r['id']}#{r['chain_id']}", r["question"],
+                     opts(lettered(r["choices"])), True, r["final_answer_raw"])
+    manifests = {}
+    for bench, sub in (("MMAU test-mini", "mmau"), ("SAKURA animal", "sakura/animal"),
+                       ("SAKURA emotion", "sakura/emotion")):
+        mpath = f"pooneh_version/data/{sub}/" + ("mmau_manifest.jsonl" if sub == "mmau" else
+                                                  f"{sub.split('/')[1]}_manifest.jsonl")
+        manifests[bench] = {m["id"]: m for m in jsonl(show(repo, commit, mpath))}
+    for k, (bench, path) in enumerate((
+            ("MMAU test-mini", "pooneh_version/result/baseline/qwen2.5/mmau/baseline_mmau_REAS.jsonl"),
+            ("SAKURA animal", "pooneh_version/result/baseline/qwen2.5/animal/baseline_animal_REAS.jsonl"),
+            ("SAKURA emotion", "pooneh_version/result/baseline/qwen2.5/emotion/baseline_emotion_REAS.jsonl"))):
+        rows = jsonl(show(repo, commit, path))
+        for i, r in sample(list(enumerate(rows)), 150, 20 + k):
+            m = manifests[bench][r["id"]]
+            outs = r["raw_model_outputs"]
+            raw, = outs if isinstance(outs, list) else ast.literal_eval(outs)
+            yield record("qwen_omni_xml", "Qwen2.5-Omni-7B (<Reasoning>/<Conclusion> template)", "reasoning-tags",
+                         bench, repo, commit, path, r["id"], m["question"], opts(lettered(m["choices"])), True, raw)
+
+
+def qwen3_omni_thinking():
+    repo, commit = "sujitnoronha/audio_reasoning_interspeech", "b6d3b1b2236cbeec1df7c58da00836f91f0c90ce"
+    meta = {m["id"]: m for m in json.loads(show(repo, commit, "src/data/MMAR-meta.json"))}
+    path = "src/inference/v9_results/predictions.jsonl"
+    for r in sample(jsonl(show(repo, commit, path)), 500, 6):
+        m = meta[r["id"]]
+        yield record("qwen3_omni_thinking", "Qwen3-Omni-30B-A3B-Thinking (v9 prompt, released thinking text)",
+                     "reasoning", "MMAR", repo, commit, path, r["id"], m["question"], opts(m["choices"]), False,
+                     r["thinking_prediction"])
+
+
+def salmonn_mmar():
+    repo, commit = LOVENYA[0], "046698ffaf8e8e2e22a73caa36dfc392441c0e61"
+    path = "baseline_salmonn_mmar.jsonl"
+    rows = jsonl(show(repo, commit, path))
+    for i, r in sample(list(enumerate(rows)), 500, 30):
+        yield record("salmonn_mmar", "SALMONN (CoT prompt)", "chat", "MMAR", repo, commit, path,
+                     f"{r['id']}#{r['chain_id']}", r["question"], opts(lettered(r["choices"])), True, r["generated_cot"])
+
+
+def speech_ifeval():
+    repo, commit = "kehanlu/Speech-IFEval", "e2e9c14d3609aeb6613c64e3e6c8be44329c476a"
+    for model, system, kind in (("meta-llama--Meta-Llama-3-8B-Instruct",
+                                 "Llama-3-8B-Instruct on transcript + speaker tags (cascade)", "cascade"),
+                                ("DeSTA-ntu--DeSTA2-8B-beta", "DeSTA2-8B", "chat")):
+        path = f"outputs/{model}/chain-of-thought.jsonl"
+        for i, r in enumerate(jsonl(show(repo, commit, path))):
+            # only the items with an option list: MMAU's ("Choose the answer from "a", "b" or "c".") and
+            # emotion recognition's four categories (ASR and gender items have none)
+            m = re.search(r'Choose the answer from (".*") or "(.*?)"\.?\s*\n', r["instruction"])
+            if m:
+                choices = re.findall(r'"(.*?)"', m.group(1)) + [m.group(2)]
+                question, bench = r["instruction"][:m.start()].strip(), "MMAU (Speech-IFEval CoT)"
+            elif "four emotion categories: neutral, happy, sad, and angry" in r["instruction"]:
+                choices, question = ["neutral", "happy", "sad", "angry"], r["instruction"]
+                bench = "emotion recognition (Speech-IFEval CoT)"
+            else:
+                continue
+            yield record("speech_ifeval", system, kind, bench, repo, commit, path, i, question, opts(choices),
+                         False, r["response"])
+
+
+def mmlu_pro():
+    repo, commit = "TIGER-AI-Lab/MMLU-Pro", "ff991b5b7f14a383fd41da3987447ab6c08bf138"
+    cats = ("biology", "business", "chemistry", "computer science", "economics", "engineering", "health",
+            "history", "law", "math", "other", "philosophy", "physics", "psychology")
+    for model, system, n in (("gpt4o", "GPT-4o (MMLU-Pro CoT)", 15), ("deepseek", "DeepSeek (MMLU-Pro CoT)", 15)):
+        for k, cat in enumerate(cats):
+            path = f"eval_results/{model}/{cat}_result.json"
+            rows = json.loads(show(repo, commit, path))
+            for i, r in sample(list(enumerate(rows)), n, 40 + k):
+                yield record("mmlu_pro", system, "text-llm", f"MMLU-Pro {cat}", repo, commit, path, r["question_id"],
+                             r["question"], opts(r["options"] if isinstance(r["options"], list) else ast.literal_eval(r["options"])), True, r["response"])
+
+
+SOURCES = (desta25_mmau, r1aqa_omni_mmau, selective_hearing, af3_think, qwen_omni_xml, qwen3_omni_thinking,
+           salmonn_mmar, speech_ifeval, mmlu_pro)
+
+
+def main() -> None:
+    for source in SOURCES:
+        rows = list(source())
+        with open(OUT / f"{source.__name__}.jsonl", "w", encoding="utf-8") as f:
+            for i, r in enumerate(rows):
+                f.write(json.dumps({"case": f"{source.__name__}-{i:04d}", **r}, ensure_ascii=False) + "\n")
+        print(source.__name__, len(rows))
+
+
+if __name__ == "__main__":
+    main()
+
+
+def grading_sample(per_system: int = 50, seed: int = 7) -> list[str]:
+    """The cases graded blind (labels.jsonl): per system, an equal share from each third of its
+    outputs by length, so short labels, mid-length answers and long analyses all count."""
+    rows = [json.loads(line) for p in sorted(OUT.glob("*.jsonl")) if p.name != "labels.jsonl"
+            for line in p.read_text(encoding="utf-8").splitlines()]
+    rng, chosen = random.Random(seed), []
+    for system in sorted({r["system"] for r in rows}):
+        mine = sorted((r for r in rows if r["system"] == system), key=lambda r: (len(r["raw"]), r["case"]))
+        thirds = [mine[i * len(mine) // 3:(i + 1) * len(mine) // 3] for i in range(3)]
+        for i, third in enumerate(thirds):
+            n = per_system // 3 + (i < per_system % 3)
+            chosen += [r["case"] for r in rng.sample(third, min(n, len(third)))]
+    return chosen
