@@ -237,6 +237,18 @@ def test_a_dripping_server_is_cut_by_the_whole_request_deadline(server, key):
     assert "the response took longer than params.deadline_s (0.5 s) to arrive" in out.error
 
 
+def test_a_server_dripping_its_headers_is_cut_by_the_whole_request_deadline(server, key):
+    server.header_drip_s = 1.0  # one header byte a second: every read is inside timeout_s, the headers never end
+    model = load_model("m", _cfg(server, timeout_s=2, deadline_s=3, max_retries=0))
+    start = time.monotonic()
+    (out,) = model.generate([_inp("a")])
+    elapsed = time.monotonic() - start
+    model.close()
+    assert out.raw_output is None
+    assert "the response took longer than params.deadline_s (3 s) to arrive" in out.error
+    assert 3 <= elapsed < 4.5, elapsed
+
+
 def test_an_endless_body_is_cut_at_the_size_cap(server, key):
     server.endless = True
     model = load_model("m", _cfg(server, max_response_bytes=1 << 20, max_retries=0))
