@@ -276,6 +276,20 @@ def test_a_response_field_of_the_wrong_type_is_an_item_error_without_the_key(ser
     assert leaks(out.error, FAKE_KEY) == [] and "Bearer ***" in out.error
 
 
+def test_a_key_the_server_echoes_json_escaped_or_upper_cased_is_redacted(server, key):
+    escaped = lambda auth: "".join(f"\\u{ord(c):04x}" for c in auth)  # noqa: E731
+    server.fail_first = [(400, {})]
+    server.fail_body = lambda auth: '{"error": {"message": "bad key ' + escaped(auth) + '"}}'
+    server.respond = lambda auth: {"model": auth.upper(), "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+                                   "choices": [{"finish_reason": "stop", "message": {"content": "A " + auth.upper()}}]}
+    model = load_model("m", _cfg(server, max_retries=0, max_concurrency=1))
+    failed, answered = model.generate([_inp("a"), _inp("b")])
+    model.close()
+    assert failed.error == 'RuntimeError: HTTP 400: {"error": {"message": "bad key Bearer ***"}}'
+    assert answered.raw_output == "A BEARER ***" and answered.extra["served_model"] == "BEARER ***"
+    assert answered.extra["key_redacted"] is True
+
+
 def test_every_text_field_of_a_response_is_scrubbed(server, key):
     server.respond = lambda auth: {
         "model": f"m-{auth}", "usage": {"prompt_tokens": 5, "completion_tokens": 2},
