@@ -1,8 +1,9 @@
 """Every instruction-following check (MMAU-Pro IF, lalmbench.scoring.metrics.instruction) on adversarial
 8 MiB replies: the checks must stay linear in the reply, whatever a model (or a hostile server) writes.
 
-Target: the slowest check on any of these replies <= 5 s on one core (a regex that backtracks over a
-run, as the official bullet and placeholder patterns do, takes about a day at 8 MiB).
+Target: the slowest check on any of these replies <= 5 CPU s (a regex that backtracks over a run, as
+the official bullet and placeholder patterns do, takes about a day at 8 MiB). CPU time, not wall
+time: the figure is the work a check does, whatever else the machine runs.
 Usage: python bench/bench_instruction.py [--mib 8]
 
 The replies are long runs of the characters the patterns key on (newlines, blanks, stars, brackets,
@@ -43,9 +44,9 @@ def run(size: int) -> dict[tuple[str, str], float]:
         for tid in CHECKS:
             item = {"id": "x", "question": "Describe the sound.",
                     "meta": {"instruction": {"task_identifier": tid, "kwargs": KWARGS}}}
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             check_item(item, text)
-            times[(tid, name)] = time.perf_counter() - t0
+            times[(tid, name)] = time.process_time() - t0
     return times
 
 
@@ -55,16 +56,16 @@ def main() -> None:
     a = ap.parse_args()
     size = a.mib << 20
     small = run(size // 8)
-    t0 = time.perf_counter()
     full = run(size)
-    total = time.perf_counter() - t0
+    total = sum(full.values())
     (tid, name), worst = max(full.items(), key=lambda kv: kv[1])
     for key in sorted(full, key=full.get, reverse=True)[:8]:
-        print(f"{full[key]:7.3f} s  ({small[key]:6.3f} s at 1/8)  {key[0]} on {key[1]!r}")
-    print(f"{len(full)} check runs on {a.mib} MiB replies in {total:.1f} s; slowest: {tid} on {name!r}, {worst:.3f} s")
+        print(f"{full[key]:7.3f} CPU s  ({small[key]:6.3f} at 1/8)  {key[0]} on {key[1]!r}")
+    print(f"{len(full)} check runs on {a.mib} MiB replies in {total:.1f} CPU s; slowest: {tid} on {name!r}, "
+          f"{worst:.3f} CPU s")
     if a.mib == 8:
-        record("instruction", "slowest instruction check on an 8 MiB adversarial reply", worst, "s", "<= 5")
-        record("instruction", f"all {len(full)} check runs on 8 MiB adversarial replies", total, "s")
+        record("instruction", "slowest instruction check on an 8 MiB adversarial reply (CPU s)", worst, "s", "<= 5")
+        record("instruction", f"all {len(full)} check runs on 8 MiB adversarial replies (CPU s)", total, "s")
 
 
 if __name__ == "__main__":
