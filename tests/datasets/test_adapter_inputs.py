@@ -40,8 +40,8 @@ def test_user_files_are_the_existing_declared_paths(tmp_path):
     assert user_files("synth_trivial", {"n": 1}) == []
 
 
-@pytest.mark.slow
-def test_editing_one_gold_answer_reruns_that_dataset_only_and_changes_its_row(tmp_path):
+def _mmau_copy(tmp_path):
+    """A workflow copy with the MMAU sample as a real dataset's question file (ext/mmau.json) and its audio."""
     wd = copy_workflow(tmp_path / "wf")
     recs = json.loads(MMAU.read_text())
     for r in recs:
@@ -50,6 +50,12 @@ def test_editing_one_gold_answer_reruns_that_dataset_only_and_changes_its_row(tm
         sf.write(path, np.zeros(1600, np.float32), 16000)
     items = wd / "ext" / "mmau.json"
     items.write_text(json.dumps(recs))
+    return wd, recs, items
+
+
+@pytest.mark.slow
+def test_editing_one_gold_answer_reruns_that_dataset_only_and_changes_its_row(tmp_path):
+    wd, recs, items = _mmau_copy(tmp_path)
     cfg = {"seed": 0, "scale": 1,
            "datasets": {"mmau-mini": {"adapter": "mmau", "params": {"items": "ext/mmau.json", "audio_root": "ext/mmau"}},
                         "synth-trivial": {"adapter": "synth_trivial"}},
@@ -101,14 +107,7 @@ def test_an_edit_that_keeps_the_old_mtime_reruns_the_dataset(tmp_path):
     """tar -x, rsync -a and touch -r put an old mtime back on an edited file: its content digest reruns it."""
     import os
 
-    wd = copy_workflow(tmp_path / "wf")
-    recs = json.loads(MMAU.read_text())
-    for r in recs:
-        path = wd / "ext" / "mmau" / r["audio_id"]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sf.write(path, np.zeros(1600, np.float32), 16000)
-    items = wd / "ext" / "mmau.json"
-    items.write_text(json.dumps(recs))
+    wd, recs, items = _mmau_copy(tmp_path)
     cfg = {"datasets": {"mmau-mini": {"adapter": "mmau", "params": {"items": "ext/mmau.json", "audio_root": "ext/mmau"}}},
            "tasks": {"mmau-all": {"dataset": "mmau-mini", "family": "import"}},
            "models": {"random": {"backend": "random", "seed": 0}}, "conditions": ["audio"], "prompts": ["mcq-default"]}
