@@ -56,6 +56,7 @@ rule all:
     default_target: True
     input:
         "results/all.tsv",
+        run_results(),
         expand("results/figures/accuracy.{ext}", ext=["png", "svg"]),
         figure_targets(),
         "results/browser/index.html",
