@@ -20,6 +20,12 @@ $(VENV)/.installed: envs/core/requirements.lock pyproject.toml
 	$(VENV)/bin/python -m lalmbench.core.jit_cache
 	touch $@
 
+# Snakemake in .venv checks every config file before it reads it (size, YAML alias bombs): a .pth file
+# hooks lalmbench.workflow.config_guard into its loader, which runs before any workflow code could.
+$(VENV)/.config_guard: $(VENV)/.installed lalmbench/workflow/config_guard.py
+	$(VENV)/bin/python -m lalmbench.workflow.config_guard install
+	touch $@
+
 # Per-rule envs (the same .ready stamp the workflow's build_venv rule writes in software=venv).
 $(ENVS)/%/.ready: envs/%/requirements.lock
 	$(PYTHON) -m venv $(ENVS)/$*
@@ -40,7 +46,7 @@ yamnet: $(VENV)/.installed
 offline-llm: $(VENV)/.installed
 	$(VENV)/bin/python -m lalmbench.models.offline_llm fetch
 
-run: $(VENV)/.installed yamnet
+run: $(VENV)/.installed $(VENV)/.config_guard yamnet
 	$(SNAKEMAKE) --cores $(CORES)
 
 # Everything: the core suite (captioning metrics run in their own env, built first) and the
@@ -49,7 +55,7 @@ test: test-core test-hf
 
 # test-core needs the offline LLM (tests/models/test_offline_llm.py answers a small MCQ set with it) and both per-rule envs: tests/test_env_versions.py runs one DAG across core, hf and captioning;
 # and the MLflow server env: tests/tracking starts a real `mlflow server` from it.
-test-core: $(VENV)/.installed yamnet offline-llm $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
+test-core: $(VENV)/.installed $(VENV)/.config_guard yamnet offline-llm $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
 	$(VENV)/bin/python -m pytest
 
 test-hf: $(ENVS)/hf/.ready
@@ -57,15 +63,15 @@ test-hf: $(ENVS)/hf/.ready
 	  tests/models/test_real_templates.py tests/models/test_attention_hf.py -q
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
-test-fast: $(VENV)/.installed yamnet
+test-fast: $(VENV)/.installed $(VENV)/.config_guard yamnet
 	$(VENV)/bin/python -m pytest -m "not slow"
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed $(VENV)/.config_guard
 	$(SNAKEMAKE) --lint
 
 # Every bench under bench/ (bench/suite.py), each appending its figures to bench/results/, then the
 # table in docs/benchmarks-measured.md regenerated from them. Needs the captioning env and Chromium for two of them.
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed $(VENV)/.config_guard
 	$(VENV)/bin/python -m bench.suite
 
 # Graphs of the default target (rule all). Checked before the venv is built: without Graphviz the
@@ -78,11 +84,11 @@ graphviz:
 graph = $(SNAKEMAKE) $(1) > $(2).dot.tmp && dot -Tsvg $(2).dot.tmp > $(2).tmp && mv $(2).tmp $(2); \
 	rc=$$?; rm -f $(2).dot.tmp $(2).tmp; exit $$rc
 
-dag: graphviz $(VENV)/.installed
+dag: graphviz $(VENV)/.installed $(VENV)/.config_guard
 	$(call graph,--dag,dag.svg)
 	$(call graph,--rulegraph,rulegraph.svg)
 
-report: $(VENV)/.installed
+report: $(VENV)/.installed $(VENV)/.config_guard
 	$(SNAKEMAKE) --cores $(CORES) --report results/report.html
 
 # After editing any envs/<env>/requirements.txt: compile every lock with the .venv's uv (a test fails until then),

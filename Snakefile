@@ -1,14 +1,22 @@
 # lalm-bench: audio + annotations -> task items -> predictions -> scores -> results/all.tsv + figures.
 # Quick start: `make run` (or `snakemake --cores 2 results/all.tsv`); on SLURM:
 # `snakemake --profile profiles/slurm results/all.tsv`. See README.md.
+import sys
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 # The embedded default, unless the user names their own (--configfile cluster.yaml): a user's
-# config replaces the default instead of being merged into it (no synthetic tasks sneak in).
+# config replaces the default instead of being merged into it (no synthetic tasks sneak in). It is
+# checked before Snakemake reads it (an alias bomb or a huge value; --configfile files are checked
+# by lalmbench.workflow.config_guard, which the Makefile installs into .venv).
 if not workflow.config_settings.configfiles:
+    sys.path.insert(0, workflow.basedir)
+    from lalmbench.workflow.config import check_config_file
+
+    check_config_file("config/config.yaml")
 
     configfile: "config/config.yaml"
 
@@ -48,6 +56,7 @@ rule all:
     default_target: True
     input:
         "results/all.tsv",
+        run_results(),
         expand("results/figures/accuracy.{ext}", ext=["png", "svg"]),
         figure_targets(),
         "results/browser/index.html",

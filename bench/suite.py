@@ -27,6 +27,7 @@ class Bench:
 BENCHES: dict[str, Bench] = {
     "default_run": Bench("python bench/bench_default_run.py", "the default run, locally and through fake SLURM"),
     "scoring": Bench("python bench/bench_scoring.py --n 1000000", "parse + score 1M MCQ predictions"),
+    "instruction": Bench("python bench/bench_instruction.py", "every instruction check on 8 MiB adversarial replies"),
     "builders": Bench("python bench/bench_builders.py", "every MCQ family on 1M events / 100k clips"),
     "tacobelal_next": Bench("python bench/bench_tacobelal_next.py",
                             "TACoBeLAL strong CSV -> next items, 1M rows (vs the original script with --baseline-script)"),

@@ -1,7 +1,10 @@
 # Real datasets -> results/data/{dataset}/{clips,events}.parquet (+ items.jsonl for datasets that
 # ship their own questions), AIR-Bench-style mixtures, and tasks of family "import".
 # A dataset's config (adapter + params) is the rule param, so editing it reruns only that dataset;
-# the user's files it names (annotations, items, label maps, split files) are inputs, so editing one does too.
+# the user's files it names (annotations, items, label maps, split files) are inputs, so editing one does too,
+# and their content digest is a param, so an edit whose old mtime came back (tar, rsync -a, touch -r) does as well.
+from lalmbench.core.digests import files_digest
+
 
 REAL_DATASETS = [d for d, c in config["datasets"].items() if adapters.reads_files(c["adapter"])]
 MIX_DATASETS = datasets_with("mix")
@@ -24,6 +27,7 @@ rule adapt_dataset:
     params:
         py=lambda w: env_python("core"),
         cfg=lambda w: canonical(adapt_cfg(w.dataset)),
+        user_files_digest=lambda w: files_digest(adapter_user_files(dataset_cfg(w.dataset))),
     conda:
         conda_file("core")
     resources:

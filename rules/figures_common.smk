@@ -14,6 +14,13 @@ def all_decisions():
     return [f"results/scores/{r.key}/decisions.parquet" for r in RUNS]
 
 
+def run_results():
+    """Every run's decisions and metrics: rule all's inputs, so a plain run rebuilds one that is missing
+    (Snakemake rebuilds a missing intermediate file only for a job that must run anyway, and what was
+    built from it is up to date: a per-dataset job's run that failed would stay missing)."""
+    return all_decisions() + [f"results/scores/{r.key}/metrics.json" for r in RUNS]
+
+
 def circular_table_input(wildcards):
     """results/sweeps/circular.tsv when the CircularEval sweep is configured and its rules are loaded."""
     sweeps = config.get("sweeps") or {}

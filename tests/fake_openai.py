@@ -20,6 +20,7 @@ class FakeServer:
         self.fail_if = None  # optional: request body -> (status, extra headers) to fail it, or None
         self.respond = None  # optional: Authorization header -> the whole JSON object of a success
         self.drip_s = None  # optional: send a success one byte every drip_s seconds (a hanging server)
+        self.header_drip_s = None  # optional: send the status line, then one header byte every header_drip_s s
         self.endless = False  # optional: a chunked success body that never ends (until the client leaves)
         self.delay_s = 0.0
         self.in_flight = 0
@@ -52,6 +53,8 @@ class FakeServer:
                         if server.fail_body:
                             return self._send(status, server.fail_body(auth), hdrs)
                         return self._send(status, {"error": {"message": f"failure for key {auth[7:]}"}}, hdrs)
+                    if server.header_drip_s is not None:
+                        return self._drip_headers(server.header_drip_s)
                     if server.drip_s is not None:
                         return self._drip(server.drip_s)
                     if server.endless:
@@ -84,6 +87,19 @@ class FakeServer:
                         time.sleep(every_s)
                 except OSError:
                     pass
+
+            def _drip_headers(self, every_s, limit=15):
+                """The status line, then a header one byte every ``every_s`` s: the headers never end (the
+                server gives up after ``limit`` bytes, so a client without a whole-request deadline waits that long)."""
+                try:
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                    for byte in b"X-Slow-Header-That-Never-Ends"[:limit]:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(every_s)
+                except OSError:
+                    pass
+                self.close_connection = True
 
             def _endless(self, chunk=b"x" * 65536, limit=4096):
                 """A chunked body that goes on until the client hangs up (at most limit x 64 KiB = 256 MiB)."""

@@ -168,3 +168,92 @@ def test_the_study_size_is_estimated_and_an_absurd_one_needs_confirming(cfg):
         check_study_size(cfg)
     cfg["confirm_large_study"] = True
     assert check_study_size(cfg)["predictions"] > 2_000_000
+
+
+# --- config files checked before Snakemake reads them --------------------------------------------------
+def _mapping_bomb(levels: int = 9, keys: int = 9) -> str:
+    """An alias bomb of nested *mappings*: ``keys ** levels`` leaves once expanded."""
+    lines = ["a0: &a0 {" + ", ".join(f"k{i}: lol" for i in range(keys)) + "}"]
+    lines += [f"a{n}: &a{n} {{" + ", ".join(f"k{i}: *a{n - 1}" for i in range(keys)) + "}" for n in range(1, levels)]
+    return "seed: 0\n" + "\n".join(lines) + "\n"
+
+
+def _huge_description(path: Path, size: int = 200 << 20) -> Path:
+    """A config whose model description is a ``size``-byte string (sparse: costs no disk)."""
+    with open(path, "wb") as f:
+        f.write(b"models:\n  m:\n    backend: random\n    description: x")
+        f.truncate(size)
+    return path
+
+
+def test_a_config_file_with_a_mapping_alias_bomb_or_a_huge_value_is_refused_before_loading(tmp_path):
+    import time
+
+    from lalmbench.workflow.config import check_config_file
+
+    (tmp_path / "bomb.yaml").write_text(_mapping_bomb())
+    (tmp_path / "loop.yaml").write_text("a: &a [1, *a]\n")
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match=r"bomb.yaml: holds more than 200000 values once YAML aliases"):
+        check_config_file(tmp_path / "bomb.yaml")
+    with pytest.raises(ConfigError, match=r"loop.yaml: holds more than 200000 values"):
+        check_config_file(tmp_path / "loop.yaml")
+    with pytest.raises(ConfigError, match=r"huge.yaml: 209,715,200 bytes; a config file may hold at most 1,048,576"):
+        check_config_file(_huge_description(tmp_path / "huge.yaml"))
+    assert time.monotonic() - start < 2
+    for ok in (ROOT / "config" / "config.yaml", *sorted((ROOT / "config" / "examples").glob("*.yaml"))):
+        check_config_file(ok)
+
+
+@pytest.mark.parametrize("kind", ["bomb", "huge"])
+def test_snakemake_refuses_such_a_configfile_before_it_merges_it(tmp_path, kind):
+    """Through the .pth hook the Makefile installs into .venv, Snakemake's own --configfile loading is
+    checked: the bomb was expanded by its config merge (8 GB) before any workflow code ran."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    from lalmbench.workflow.config_guard import write_pth
+
+    site = tmp_path / "site"
+    site.mkdir()
+    write_pth(site)
+    bad = tmp_path / f"{kind}.yaml"
+    if kind == "bomb":
+        bad.write_text(_mapping_bomb())
+    else:
+        _huge_description(bad)
+    code = "import site, sys; site.addsitedir(sys.argv.pop(1)); from snakemake.cli import main; main()"
+    cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))  # noqa: E731 - a bomb must not eat the box
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code, str(site), "-n", "--snakefile", str(ROOT / "Snakefile"),
+                           f"--configfile={bad}"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=cap)
+    assert proc.returncode != 0
+    assert f"Config file refused: {bad}" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-2000:]
+    assert time.monotonic() - start < 30
+
+
+def test_the_makefile_installs_the_config_guard_where_snakemake_runs():
+    import re
+
+    make = (ROOT / "Makefile").read_text()
+    assert "-m lalmbench.workflow.config_guard install" in make
+    for target in ("run", "test-core", "test-fast", "lint"):
+        assert "$(VENV)/.config_guard" in re.search(rf"^{target}:(.*)$", make, re.M).group(1), target
+
+
+@pytest.mark.parametrize("where", ["datasets", "tasks", "models"])
+def test_a_name_with_a_trailing_newline_is_refused(cfg, where):
+    cfg[where]["x\n"] = next(iter(cfg[where].values()))
+    with pytest.raises(ConfigError, match=r"'x\\n' does not match"):
+        check(cfg)
+
+
+def test_a_model_id_with_a_control_character_is_refused(cfg):
+    name = next(iter(cfg["models"]))
+    cfg["models"][name]["model_id"] = "org/model\nsecond line"
+    with pytest.raises(ConfigError, match=rf"models.{name}.model_id: 'org/model\\nsecond line' does not match"):
+        check(cfg)

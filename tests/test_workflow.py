@@ -318,3 +318,26 @@ def test_per_dataset_parser_upgrade_rescores_without_inference(per_dataset):
     assert sum(j["rule"].startswith("runs_") for j in jobs) == 2 * 2
     # every run scored again with the new parser, none of them made again from the cache
     assert "materialised 0, predictions_current 8, scored 8, scores_current 0" in _runs_log(wd, "random", "synth-trivial")
+
+
+@pytest.mark.slow
+def test_a_missing_per_dataset_decisions_file_is_rebuilt_by_the_next_plain_run(tmp_path):
+    """A per-dataset job whose run failed leaves that run's decisions missing while what was built
+    from the others is up to date; Snakemake rebuilds a missing intermediate file only for a job that
+    runs anyway, so rule all lists every run's decisions and metrics."""
+    wd = copy_workflow(tmp_path / "wf")
+
+    def small(c):
+        c.update(run_jobs="per-dataset", prompts=["mcq-default"], models={"random": c["models"]["random"]})
+        c["datasets"] = {"synth-trivial": c["datasets"]["synth-trivial"]}
+        c["tasks"] = {t: v for t, v in c["tasks"].items() if v["dataset"] == "synth-trivial"}
+
+    _edit_cfg(small)(wd)
+    snakemake(wd, "--configfile=.test/config.yaml")
+    gone = wd / "results/scores/random/synth-trivial/pitch-order/audio/mcq-default/decisions.parquet"
+    gone.unlink()
+    jobs = planned_jobs(snakemake(wd, "--configfile=.test/config.yaml", "-n").stdout)
+    assert [j["rule"] for j in jobs if "Missing output files" in j["reason"]] == ["runs_0"], jobs
+    snakemake(wd, "--configfile=.test/config.yaml")
+    assert gone.exists()
+    assert planned_jobs(snakemake(wd, "--configfile=.test/config.yaml", "-n").stdout) == []

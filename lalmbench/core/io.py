@@ -102,8 +102,10 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> None:
                 fh.write(dumps_json(rec) + "\n")
 
 
-def read_jsonl(path: str | os.PathLike) -> list[dict]:
-    """Read JSONL; a broken line raises InputError naming the file and line number."""
+def read_jsonl(path: str | os.PathLike, *, too_deep: dict | None = None) -> list[dict]:
+    """Read JSONL; a broken line raises InputError naming the file and line number. A line whose
+    values nest too deep to read raises the same, or stands as a copy of ``too_deep`` when given
+    (a reader that leaves such rows out, counted)."""
     out = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -113,6 +115,10 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+            except RecursionError:
+                if too_deep is None:
+                    raise InputError(f"{path}:{lineno}: values nested too deep to read") from None
+                rec = dict(too_deep)
             if not isinstance(rec, dict):
                 raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
             out.append(rec)

@@ -5,7 +5,8 @@ vLLM's OpenAI server and hosted audio models accept. Requests for a batch run on
 thread pool (``params.max_concurrency``); 429, 5xx, timeouts and dropped connections are retried
 with exponential backoff (honouring ``Retry-After``, clamped to ``[0, backoff_max_s]``), other 4xx
 fail that item at once. Every request is bounded as a whole: ``timeout_s`` bounds each read and
-``deadline_s`` the whole exchange (a server dripping a byte at a time cannot hold a job), and the
+``deadline_s`` the whole exchange, connect, headers and body (every socket wait is clamped to it
+by :mod:`lalmbench.models.deadline`: a server dripping a header byte at a time cannot hold a job), and the
 body is read at most ``max_response_bytes`` far (an endless body cannot fill memory); both are
 item errors. Every field taken from a response is type-checked (token counts are integers or
 missing; anything else is an item error) and scrubbed of the key.
@@ -150,6 +151,8 @@ class OpenAICompatible(Model):
         super().__init__(name, cfg)
         try:
             import httpx
+
+            from lalmbench.models.deadline import deadline_transport
         except ImportError as exc:
             raise ImportError("openai backend needs the Python package 'httpx' "
                               "(pip install -r envs/core/requirements.txt, or pip install httpx)") from exc
@@ -184,8 +187,8 @@ class OpenAICompatible(Model):
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._client = httpx.Client(headers=headers, timeout=self.timeout_s,
-                                    limits=httpx.Limits(max_connections=self.max_concurrency))
+        transport, self._sockets = deadline_transport(self.max_concurrency)
+        self._client = httpx.Client(headers=headers, timeout=self.timeout_s, transport=transport)
         self._httpx = httpx
         self._rng = random.Random(self.seed)
 
@@ -207,6 +210,10 @@ class OpenAICompatible(Model):
         cut would otherwise leave its first part behind)."""
         return self._redact.excerpt(data.decode("utf-8", errors="replace"), _ERR_BODY_CHARS)
 
+    def _late(self, detail: str) -> _Retryable:
+        return _Retryable(f"deadline: the response took longer than params.deadline_s ({self.deadline_s:g} s) "
+                          f"to arrive ({detail})")
+
     def _read(self, r: Any, deadline: float) -> bytes:
         """The body, read chunk by chunk against the request's deadline and the size cap."""
         chunks, size = [], 0
@@ -217,23 +224,26 @@ class OpenAICompatible(Model):
                                    f"({self.max_response_bytes} bytes); not read further")
             chunks.append(chunk)
             if time.monotonic() > deadline:
-                raise _Retryable(f"deadline: the response took longer than params.deadline_s ({self.deadline_s:g} s) "
-                                 f"to arrive ({size} bytes so far)")
+                raise self._late(f"{size} body bytes so far")
         return b"".join(chunks)
 
     def _post(self, body: dict) -> dict:
         httpx = self._httpx
         deadline = time.monotonic() + self.deadline_s
-        # each read waits at most timeout_s and never past the deadline; the loop in _read checks between reads
-        timeout = httpx.Timeout(min(self.timeout_s, self.deadline_s))
+        # each socket wait (connect, every header and body read, every write, the wait for a pooled
+        # connection) ends by the deadline: the transport clamps it, whatever timeout_s allows per read
+        timeout = httpx.Timeout(min(self.timeout_s, self.deadline_s), pool=self.deadline_s)
         try:
-            with self._client.stream("POST", self.url, json=body, timeout=timeout) as r:
+            with self._sockets.until(deadline), self._client.stream("POST", self.url, json=body,
+                                                                     timeout=timeout) as r:
                 data = self._read(r, deadline)
                 # the body arrives decompressed only via iter_bytes; iter_raw bounds what crosses the wire
                 encoding = r.headers.get("content-encoding", "identity").lower()
                 if encoding not in ("", "identity"):
                     data = self._decoded(data, encoding)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
+            if time.monotonic() >= deadline:
+                raise self._late(f"{type(exc).__name__} while connecting or reading") from None
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
         if r.status_code in RETRY_STATUS or r.status_code >= 500:
             raise _Retryable(f"HTTP {r.status_code}: {self._body(data)}", retry_after_s(r.headers.get("retry-after")))

@@ -5,6 +5,8 @@ key provided: sk-..."), HTTP libraries quote the header in exceptions (``Illegal
 b'Bearer sk-...\\r'``), and proxies log it base64- or URL-encoded. :class:`Redactor` knows those
 printed forms and also removes any fragment of the key of :data:`MIN_FRAGMENT` characters or more,
 so an excerpt cut through the middle of a key (or a server that echoes half of it) leaks nothing.
+Matching ignores letter case (a server that upper-cases what it echoes) and sees through JSON
+``\\uXXXX`` escapes (a JSON error body that escapes every character of the key).
 Redact before cutting: :meth:`Redactor.excerpt` does both in that order.
 
 Keys never live in the config: :func:`config_secret_problems` rejects secret-looking keys and
@@ -16,6 +18,7 @@ import base64
 import json
 import os
 import re
+import string
 import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -87,14 +90,53 @@ def printed_forms(key: str) -> list[str]:
     return sorted(forms, key=len, reverse=True)
 
 
+#: a JSON escape of a printable ASCII character: the only characters a key can hold (read_key)
+_JSON_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _folded(text: str) -> str:
+    """``text`` in lower case with every character where it was (positions found in it hold in ``text``)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _mask(text: str, needles: list[str]) -> str:
+    """``text`` with every occurrence of a needle, in any letter case, replaced by :data:`MASK` (runs
+    that overlap or touch become one mask). ``needles`` are lower case. Each needle is found by
+    ``str.find`` (C speed): the Python loops run per needle and per match, never per character."""
+    if not needles:
+        return text
+    folded = _folded(text)
+    spans = []
+    for needle in needles:
+        i = folded.find(needle)
+        while i >= 0:
+            spans.append((i, i + len(needle)))
+            i = folded.find(needle, i + 1)
+    if not spans:
+        return text
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    pieces, at = [], 0
+    for start, end in merged:
+        pieces += [text[at:start], MASK]
+        at = end
+    return "".join(pieces) + text[at:]
+
+
 class Redactor:
     """Replaces every printed form of the given secrets, and every fragment of them of
     ``MIN_FRAGMENT``+ characters, with ``***``. Idempotent; a no-op without secrets."""
 
     def __init__(self, secrets: Iterable[str | None]):
         keys = [s for s in secrets if s]
-        self._forms = sorted({f for k in keys for f in printed_forms(k)}, key=len, reverse=True)
-        grams = {f[i:i + MIN_FRAGMENT] for k in keys for f in _key_only_forms(k)
+        self._forms = sorted({f.lower() for k in keys for f in printed_forms(k)}, key=len, reverse=True)
+        grams = {f[i:i + MIN_FRAGMENT].lower() for k in keys for f in _key_only_forms(k)
                  for i in range(len(f) - MIN_FRAGMENT + 1)}
         self._grams = sorted(grams)
 
@@ -105,34 +147,22 @@ class Redactor:
         return f"Redactor({len(self._forms)} forms)"
 
     def __call__(self, text: str) -> str:
+        """``text`` with every form and fragment of a key masked, in any letter case; where the key
+        hides behind JSON ``\\uXXXX`` escapes (a server quoting it in a JSON error body), the decoded
+        text, masked."""
         if not self._forms or not text:
             return text
-        for form in self._forms:
-            text = text.replace(form, MASK)
-        return self._drop_fragments(text)
+        out = self._masked(text)
+        if "\\u" in out:
+            decoded = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), out)
+            hidden = self._masked(decoded)
+            if hidden != decoded:
+                return hidden
+        return out
 
-    def _drop_fragments(self, text: str) -> str:
-        # every place a fragment starts, found by str.find per fragment (C speed): the Python loops run
-        # per fragment and per match, never per character of a large body
-        starts = []
-        for gram in self._grams:
-            i = text.find(gram)
-            while i >= 0:
-                starts.append(i)
-                i = text.find(gram, i + 1)
-        spans: list[list[int]] = []
-        for i in sorted(starts):
-            if spans and i <= spans[-1][1]:
-                spans[-1][1] = i + MIN_FRAGMENT
-            else:
-                spans.append([i, i + MIN_FRAGMENT])
-        if not spans:
-            return text
-        pieces, at = [], 0
-        for start, end in spans:
-            pieces += [text[at:start], MASK]
-            at = end
-        return "".join(pieces) + text[at:]
+    def _masked(self, text: str) -> str:
+        # forms first (a whole base64 or URL-encoded key), then the fragments left in what remains
+        return _mask(_mask(text, self._forms), self._grams)
 
     def excerpt(self, text: str, limit: int) -> str:
         """At most ``limit`` characters of ``text``, redacted *before* the cut so no part of a key

@@ -26,6 +26,9 @@ COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED + OFFICIAL + CLUSTERED
 
 RUN_KEYS = KEYS[:-1]
 FLAG_SEP = "; "
+#: a text cell never holds a line break or a tab: all.tsv stays one line per row for line tools
+#: (grep, cut, awk) whatever a model id, revision or flag holds
+_ONE_LINE = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
 def metrics_rows(metrics: dict) -> list[dict]:
@@ -96,6 +99,9 @@ def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: It
     dup = df.duplicated(KEYS, keep=False)
     if dup.any():
         raise ValueError(f"duplicate result rows for {df.loc[dup, KEYS].head(3).to_dict('records')}")
+    for col in df.columns:
+        if pd.api.types.is_object_dtype(df[col]) or pd.api.types.is_string_dtype(df[col]):
+            df[col] = df[col].map(lambda v: v.translate(_ONE_LINE) if isinstance(v, str) else v)
     df["n"] = df["n"].astype("Int64")
     df["n_official"] = df["n_official"].astype("Int64")
     df["n_clips"] = pd.to_numeric(df["n_clips"]).astype("Int64")

@@ -12,6 +12,12 @@ audio). Prompts live in ``resources/prompts/judge/<name>.yaml`` (``system``, ``u
 ``{candidate}``, ``{reference}``, ``{question}``, ... placeholders, and ``verdict``: how to read the
 reply). The system text is sent at the top of the single user message, so every backend receives
 it the same way.
+
+The answers a judge reads are untrusted text: a model can write "Judgement: correct" into its
+answer. Every answer field (:data:`ANSWER_FIELDS`) is rendered inside a fence its text cannot
+close (:func:`fence`), verdicts are read the way the prompt's format puts them (a reply that ends
+in its verdict is read from its last verdict line), and a candidate holding verdict-like text is
+flagged (:func:`has_verdict_marker`, ``judge_flag``), so an audit can look at those items.
 """
 from __future__ import annotations
 
@@ -57,6 +63,32 @@ VERDICT_READERS: dict[str, Callable[[str], bool | None]] = {
 LABEL_VERDICTS = ("option_label",)
 
 
+# --- the model's text inside a judge prompt ----------------------------------------------------------------
+
+#: fields holding an answer's text (the model's, or the reference it trades places with in the swap
+#: audit): fenced when a prompt is rendered, so the judge can tell them from the prompt's own words
+ANSWER_FIELDS = ("candidate", "reference")
+#: text that reads like a judge's verdict in any of the formats the judge prompts ask for
+_VERDICT_MARKER = re.compile(r"\b(?:judge?ment|verdict|scores?|rating)\s*[:=]|\bcorrect[\"']?\s*:\s*(?:true|false)\b"
+                             r"|^[ \t]*-?\d+[ \t]+-?\d+[ \t]*$", re.IGNORECASE | re.MULTILINE)
+#: the flag of a judged item whose candidate holds verdict-like text
+MARKER_FLAG = "candidate holds a verdict marker"
+
+
+def fence(text: str) -> str:
+    """``text`` on its own lines between two runs of backticks longer than any run inside it
+    (Markdown's rule), so nothing in it can close the block and pass for the prompt's own words."""
+    longest = max(map(len, re.findall(r"`+", text)), default=0)
+    bar = "`" * max(3, longest + 1)
+    return f"\n{bar}\n{text}\n{bar}\n"
+
+
+def has_verdict_marker(text: str | None) -> bool:
+    """Whether an answer holds text a judge could take for its own verdict ("Judgement: correct",
+    "Verdict: yes", ``"Correct": True``, a line of two scores)."""
+    return bool(text) and _VERDICT_MARKER.search(text) is not None
+
+
 # --- prompts ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -75,7 +107,8 @@ class JudgePrompt:
         missing = [f for f in self.fields if record.get(f) is None]
         if missing:
             raise io.InputError(f"judge prompt {self.name!r}: item {record.get('id')!r} lacks field(s) {missing}")
-        user = self.user.format(**{f: str(record[f]) for f in self.fields})
+        user = self.user.format(**{f: fence(str(record[f])) if f in ANSWER_FIELDS else str(record[f])
+                                   for f in self.fields})
         return f"{self.system.strip()}\n\n{user}".strip() if self.system.strip() else user.strip()
 
 
@@ -231,7 +264,7 @@ class Judge(CachedLLM):
 
     def judge(self, records: Sequence[dict], *, batch_size: int | None = None) -> pd.DataFrame:
         """One row per record: id, verdict (True/False/None), judge_status (judged / unparseable /
-        error), judge_raw, cached, plus the judge settings columns."""
+        error), judge_raw, judge_flag (:data:`MARKER_FLAG` or None), cached, plus the judge settings columns."""
         if self.prompt.verdict not in VERDICT_READERS:
             raise ValueError(f"judge prompt {self.prompt.name!r} answers with {self.prompt.verdict!r}, not a "
                              f"yes/no verdict: use lalmbench.scoring.judge_mcq for it")
@@ -241,8 +274,9 @@ class Judge(CachedLLM):
             verdict = None if rep.get("judge_error") or rep.get("judge_raw") is None else reader(rep["judge_raw"])
             status = "error" if rep.get("judge_error") else ("judged" if verdict is not None else "unparseable")
             rows.append({"id": r.get("id"), "verdict": verdict, "judge_status": status, "judge_raw": rep.get("judge_raw"),
-                         "judge_error": rep.get("judge_error"), "cached": rep["cached"], "cache_key": rep["cache_key"],
-                         **self.settings})
+                         "judge_error": rep.get("judge_error"),
+                         "judge_flag": MARKER_FLAG if has_verdict_marker(r.get("candidate")) else None,
+                         "cached": rep["cached"], "cache_key": rep["cache_key"], **self.settings})
         return pd.DataFrame(rows)
 
 
@@ -256,9 +290,11 @@ def judged_accuracy(verdicts: pd.DataFrame) -> dict:
     failed = int((verdicts["judge_status"] != "judged").sum())
     lo, hi = wilson_interval(k, n)
     settings = {c: verdicts[c].iloc[0] for c in verdicts.columns if c.startswith("judge_") and
-                c not in ("judge_raw", "judge_error", "judge_status")} if n else {}
+                c not in ("judge_raw", "judge_error", "judge_status", "judge_flag")} if n else {}
+    flagged = int(verdicts["judge_flag"].notna().sum()) if "judge_flag" in verdicts else 0
     return {"metric": "judge_accuracy", "value": k / n if n else math.nan, "ci_low": lo, "ci_high": hi, "n": n,
-            "n_correct": k, "judge_failure_rate": failed / n if n else math.nan, **settings}
+            "n_correct": k, "judge_failure_rate": failed / n if n else math.nan,
+            "judge_n_candidate_markers": flagged, **settings}
 
 
 def swap_records(records: Sequence[dict]) -> list[dict]:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from lalmbench.core.provenance import source_hash
 from lalmbench.core.stats import wilson_interval
+from lalmbench.scoring.judge import has_verdict_marker
 
 #: defaults of the top-level ``judge:`` block (config/schema.yaml documents them)
 DEFAULTS = {"prompt": "mcq", "tasks": [], "audit_n": 20, "max_disagreement": 0.05,
@@ -137,6 +138,7 @@ def judge_fallback(decisions: pd.DataFrame, items: list[dict], judge, *, audit_n
         "judge_n_fallback": len(fallback), "judge_n_credited": int(credited.sum()),
         **{f"judge_n_{r}": int(reads.get(r, 0)) for r in READS},
         "judge_n_cached": int(sum(rep["cached"] for rep in replies)),
+        "judge_n_candidate_markers": sum(has_verdict_marker(rec["candidate"]) for rec in records),
         "judge_audit_n": n_aud, "judge_audit_agree": agree,
         # None, not NaN, where nothing was audited: metrics.json is strict JSON
         "judge_agreement": agree / n_aud if n_aud else None,

@@ -15,28 +15,34 @@ from lalmbench.scoring.official import PROMPT_DIR, AskFn, OfficialItem, _gold_te
 
 
 def sakura_judgement(reply: str | None) -> str | None:
-    """The ``Judgement:`` of a SAKURA judge reply (llm_judge.py's pattern), lower-cased."""
+    """The judge's final ``Judgement:``, lower-cased. llm_judge.py reads the first match of
+    ``Explanation: (.*?)\\nJudgement: (.*?)(?:\\n\\n|$)``; an explanation that quotes a candidate
+    holding "Judgement: correct" would decide there, so the judgement is read after the *last*
+    "\\nJudgement: " (the format puts it at the end), up to a blank line."""
     if reply is None:
         return None
-    m = re.search(r"Explanation: (.*?)\nJudgement: (.*?)(?:\n\n|$)", reply, re.DOTALL)
-    return m.group(2).lower().strip() if m else None
+    at = reply.rfind("\nJudgement: ")
+    if at < 0 or reply.find("Explanation: ", 0, at) < 0:
+        return None
+    return reply[at + len("\nJudgement: "):].split("\n\n", 1)[0].lower().strip()
 
 
 def sakura_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
     """SAKURA's LLM judge (evaluation/llm_judge.py prompt, resources/prompts/official/sakura.yaml) and
     calculate_acc.py: a judgement other than "correct"/"incorrect" stays in the denominator as not
     correct. The question is the instruction with its embedded options; the label is "(c) text"."""
-    from lalmbench.scoring.judge import load_prompt
+    from lalmbench.scoring.judge import MARKER_FLAG, has_verdict_marker, load_prompt
 
     prompt = load_prompt(cfg.get("prompt", "sakura"), prompt_dir=PROMPT_DIR, verdicts=["sakura_judgement"])
     records = [{"question": _sakura_question(it), "reference": _sakura_label(it), "candidate": r or ""}
                for it, r in zip(items, raw)]
     replies = ask([prompt.render(rec) for rec in records], [str(it.get("id")) for it in items])
     out = []
-    for reply in replies:
+    for reply, r in zip(replies, raw):
         j = sakura_judgement(reply)
-        out.append(OfficialItem(float(j == "correct"), pred=j,
-                                reason=None if j in ("correct", "incorrect") else "invalid judgement"))
+        notes = [] if j in ("correct", "incorrect") else ["invalid judgement"]
+        notes += [MARKER_FLAG] if has_verdict_marker(r) else []
+        out.append(OfficialItem(float(j == "correct"), pred=j, reason="; ".join(notes) or None))
     return out
 
 
@@ -59,7 +65,9 @@ def _sakura_label(item: dict) -> str:
 
 def air_bench_chat_scores(reply: str | None) -> tuple[int, int] | None:
     """(reference score, model score) from a reply "8 6" (cal_score.py: exactly two integers
-    separated by one space after newlines are removed; anything else is a failure)."""
+    separated by one space after newlines are removed; anything else is a failure). Both must be on
+    the prompt's 1-10 scale: cal_score.py checks only the upper bound, so "-5 -5" or "8 -100" would
+    pass there."""
     if reply is None:
         return None
     parts = reply.strip().replace("\n", "").split(" ")
@@ -69,7 +77,7 @@ def air_bench_chat_scores(reply: str | None) -> tuple[int, int] | None:
         a, b = int(parts[0]), int(parts[1])
     except ValueError:
         return None
-    return (a, b) if a <= 10 and b <= 10 else None
+    return (a, b) if 1 <= a <= 10 and 1 <= b <= 10 else None
 
 
 def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
@@ -80,7 +88,7 @@ def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *,
     judge's position bias: with ``swap`` (default true) the item's score is the mean of the model's
     ratings in the passes whose reply is readable; ``swap: false`` keeps the first pass only. The
     official score_chat.py skips items without a response."""
-    from lalmbench.scoring.judge import load_prompt
+    from lalmbench.scoring.judge import MARKER_FLAG, has_verdict_marker, load_prompt
 
     prompt = load_prompt(cfg.get("prompt", "air_bench_chat"), prompt_dir=PROMPT_DIR,
                          verdicts=["air_bench_chat_scores"])
@@ -107,7 +115,8 @@ def air_bench_chat_judge(items: list[dict], raw: list[str | None], cfg: dict, *,
         passes = replies[n * len(orders):(n + 1) * len(orders)]
         ratings = [s[1 if k == 0 else 0] for k, s in enumerate(map(air_bench_chat_scores, passes)) if s is not None]
         shown = " | ".join(str(p) for p in passes)
-        out[i] = (OfficialItem(sum(ratings) / len(ratings), pred=shown) if ratings
+        note = MARKER_FLAG if has_verdict_marker(raw[i]) else None
+        out[i] = (OfficialItem(sum(ratings) / len(ratings), pred=shown, reason=note) if ratings
                   else OfficialItem(None, pred=shown, reason="judge reply is not two scores"))
     return out  # type: ignore[return-value]
 

@@ -29,6 +29,9 @@ class ConfigError(ValueError):
 #: values a config may hold once YAML aliases are expanded: real configs hold a few thousand; an alias
 #: bomb (9 anchors of 9 aliases each) holds 9^9 and would take minutes and gigabytes to walk
 MAX_CONFIG_VALUES = 200_000
+#: bytes a config file may hold: a real study config is a few KB (config/examples/cluster.yaml: 8 KB),
+#: and Snakemake reads YAML in pure Python (about 1 s per MB)
+MAX_CONFIG_FILE_BYTES = 1 << 20
 #: a study estimated above these is refused unless ``confirm_large_study: true``
 MAX_PREDICTIONS = 2_000_000
 MAX_SYNTH_AUDIO_BYTES = 50 * 10**9
@@ -50,6 +53,53 @@ def check_config_size(cfg: Any, limit: int = MAX_CONFIG_VALUES) -> None:
             stack.extend(node.values())
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
+
+
+def check_config_file(path: str | Path, *, max_bytes: int = MAX_CONFIG_FILE_BYTES,
+                      limit: int = MAX_CONFIG_VALUES) -> None:
+    """Refuse a config file too large to read, or one holding more than ``limit`` values once its YAML
+    aliases are expanded, *before* it is loaded: Snakemake's loader and its merge of config files
+    expand every alias (a bomb of nested mappings: gigabytes), so :func:`check_config_size` on the
+    loaded config comes too late. The file's YAML node graph is composed by libyaml, where an alias is
+    the node it names, and its expanded size counted with each node's size computed once."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ConfigError(f"{path}: {size:,} bytes; a config file may hold at most {max_bytes:,} (a study config is "
+                          "a few KB): is it the right file, or a text pasted into a value?")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        root = yaml.compose(path.read_bytes(), Loader=loader)
+    except (yaml.YAMLError, RecursionError):
+        return  # not YAML (JSON is read by Snakemake's own loader, which names the problem), or nested too deep
+    if root is not None and _expanded_values(root, limit) > limit:
+        raise ConfigError(f"{path}: holds more than {limit} values once YAML aliases (*name) are expanded; is it "
+                          "an alias bomb? A real study config holds a few thousand. Refused before Snakemake reads it")
+
+
+def _expanded_values(root: yaml.Node, limit: int) -> int:
+    """Values under ``root`` with every alias expanded (mapping keys aside, as :func:`check_config_size`
+    counts), stopping past ``limit``; each distinct node is visited once, without recursion. A node
+    that contains itself (``&a [*a]``) expands without end: more than ``limit``."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        kids = ([v for _, v in node.value] if isinstance(node, yaml.MappingNode)
+                else node.value if isinstance(node, yaml.SequenceNode) else [])
+        if children_done or not kids:
+            sizes[id(node)] = min(limit + 1, 1 + sum(sizes[id(k)] for k in kids))
+            open_nodes.discard(id(node))
+            continue
+        if any(id(k) in open_nodes or k is node for k in kids):
+            return limit + 1
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in sizes)
+    return sizes[id(root)]
 
 
 def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, source: str = "config") -> dict:

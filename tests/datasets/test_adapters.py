@@ -281,3 +281,16 @@ def test_tacobelal_unextracted_zip_says_unzip(tmp_path):
     with pytest.raises(DatasetMissing, match=r"audio.zip does: unzip it there first"):
         adapt("tacobelal", {"annotations": str(DATA / "tacobelal" / "annotations_strong.csv"),
                             "audio_root": str(tmp_path / "audio")}, dataset="tb")
+
+
+def test_tacobelal_mcq_line_with_a_lone_surrogate_or_nested_too_deep_is_named(tmp_path):
+    root = _tacobelal_root(tmp_path)
+    lines = (DATA / "tacobelal" / "mcq_event_timeline_sample.jsonl").read_text().splitlines()
+    rec = json.loads(lines[1])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], json.dumps(rec).replace(json.dumps(rec["id"]), '"id\\ud800"')] + lines[2:]))
+    with pytest.raises(InputError, match=r"bad.jsonl:2: text that is not Unicode \(a lone surrogate"):
+        adapt("tacobelal", {"mcq_jsonl": str(bad), "audio_root": str(root)}, dataset="tb")
+    bad.write_text("\n".join([lines[0], '{"id": ' + "[" * 100_000 + "]" * 100_000 + "}"] + lines[2:]))
+    with pytest.raises(InputError, match=r"bad.jsonl:2: values nested too deep to read"):
+        adapt("tacobelal", {"mcq_jsonl": str(bad), "audio_root": str(root)}, dataset="tb")

@@ -404,3 +404,62 @@ def test_only_imported_outputs_scored_reads_no_audio_folder(tmp_path):
     assert res.items[0]["audio_path"] == str(tmp_path / "never-downloaded" / recs[0]["audio_id"][2:])
     with pytest.raises(InputError, match=r"params.audio_root is not set"):
         adapt("mmau", {"items": str(src)}, dataset="mmau")
+
+
+# --- hostile or broken question files -------------------------------------------------------------------
+def _save_to_disk(folder: Path, rows: list[dict], state: object) -> Path:
+    """A save_to_disk-style folder: one arrow shard and the given state.json content."""
+    import pyarrow.ipc as ipc
+
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(rows)
+    with ipc.new_stream(str(folder / "data-00000-of-00001.arrow"), table.schema) as w:
+        w.write_table(table)
+    (folder / "state.json").write_text(state if isinstance(state, str) else json.dumps(state))
+    return folder
+
+
+ROW = {"id": "s1", "audio": {"bytes": _wav_bytes(), "path": None}, "question": "Yes?", "choices": ["yes", "no"],
+       "answer": "no"}
+
+
+def test_a_state_json_naming_a_file_outside_its_folder_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pq.write_table(pa.Table.from_pylist([dict(ROW, id="stolen")]), outside / "other.parquet")
+    d = _save_to_disk(tmp_path / "a" / "b", [ROW], {"_data_files": [{"filename": "../../outside/other.parquet"}]})
+    with pytest.raises(InputError, match=r"state.json: _data_files names '../../outside/other.parquet', which is "
+                                         r"outside .*b; a save_to_disk folder lists only its own files"):
+        adapt("questions", {"items": str(d), "embedded_audio_dir": str(tmp_path / "x")}, dataset="s")
+    os_link = d / "link.parquet"
+    os_link.symlink_to(outside / "other.parquet")
+    (d / "state.json").write_text(json.dumps({"_data_files": [{"filename": "link.parquet"}]}))
+    with pytest.raises(InputError, match="which is outside"):
+        adapt("questions", {"items": str(d), "embedded_audio_dir": str(tmp_path / "x")}, dataset="s")
+
+
+@pytest.mark.parametrize("state, message", [
+    ("{not json", r"state.json: not a datasets save_to_disk state \(a JSON object with _data_files\)"),
+    ("[1, 2]", r"state.json: not a datasets save_to_disk state"),
+    (json.dumps({"_data_files": ["x"]}), r"state.json: _data_files must be a list of \{\"filename\": ...\} objects"),
+    (json.dumps({"_data_files": [{"filename": 3}]}), r"_data_files must be a list"),
+])
+def test_a_broken_state_json_names_itself(tmp_path, state, message):
+    d = _save_to_disk(tmp_path / "saved", [ROW], state)
+    with pytest.raises(InputError, match=message):
+        adapt("questions", {"items": str(d), "embedded_audio_dir": str(tmp_path / "x")}, dataset="s")
+
+
+def test_rows_nested_too_deep_or_holding_a_lone_surrogate_are_left_out_counted(tmp_path):
+    _touch(tmp_path, ["x.wav"])
+    good = {"id": "ok", "audio": "x.wav", "question": "Which?", "choices": ["dog", "cat"], "answer": "cat"}
+    deep = '{"id": "deep", "audio": "x.wav", "question": "Which?", "choices": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    lines = [json.dumps(good), '{"id": "bad\\ud800", "audio": "x.wav", "question": "Which?", '
+             '"choices": ["dog", "cat"], "answer": "cat"}', deep,
+             json.dumps(dict(good, id="text", choices="[" * 100_000 + "]" * 100_000))]
+    src = tmp_path / "q.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    cols = {"id": "id", "question": "question", "choices": "choices", "answer": "answer", "audio": "audio"}
+    res = adapt("questions", {"items": str(src), "audio_root": str(tmp_path), "columns": cols}, dataset="q")
+    assert [it["id"] for it in res.items] == ["ok"]
+    assert res.stats["dropped"] == {"item:invalid_unicode": 1, "item:nested_too_deep": 1, "item:too_few_choices": 1}

@@ -87,3 +87,26 @@ def test_instruction_kind_in_score_open_flags_the_exclusions():
     assert (m["metric"], m["value"], m["n"]) == ("instruction_following_rate", 1.0, 1)
     assert m["flags"] == ["instruction:unknown_task_identifier=1"] and extra == []
     assert list(dec["task_identifier"]) == ["No Commas", "Rhyme"]
+
+
+@pytest.mark.parametrize("kwargs", [{"N": "many"}, {"N": [3]}, {"N": 10 ** 400}, {"N": {"n": 1}}, {"N": "inf"},
+                                    {"N": True}])
+def test_instruction_kwargs_of_the_wrong_type_leave_the_item_out_counted(kwargs):
+    items = [dict(item("Number Words (at least)", **kwargs), id="bad"), dict(item("No Commas"), id="ok")]
+    per, head = score_instructions(items, ["a b", "a b"])
+    assert list(per["followed"]) == [None, True]
+    assert (head["n"], head["excluded"]) == (1, {"instruction:unreadable_kwargs": 1})
+
+
+@pytest.mark.parametrize("tid, kwargs", [("Keyword Frequency", {"keyword": ["a", "b"], "N": 1}),
+                                         ("Start Checker", {"start_phrase": {"x": 1}}),
+                                         ("Forbidden Words", {"forbidden_words": {"a": 1}})])
+def test_a_list_or_mapping_where_a_phrase_is_due_is_unreadable(tid, kwargs):
+    assert check_item(item(tid, **kwargs), "a b") == (None, "instruction:unreadable_kwargs")
+
+
+def test_kwargs_text_that_is_no_json_mapping_is_unreadable():
+    deep = "[" * 100_000 + "]" * 100_000
+    for text in ("{'N': 2}", deep):
+        it = {"id": "a", "question": "q", "meta": {"instruction": {"task_identifier": "No Commas", "kwargs": text}}}
+        assert check_item(it, "a b") == (None, "instruction:unreadable_kwargs")

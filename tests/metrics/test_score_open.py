@@ -67,7 +67,7 @@ class _Judge(Model):
     def generate(self, batch):
         import re
 
-        return [ModelOutput(raw_output="Yes" if re.search(r"our_slot\*\*: `tuesday`", x.prompt.lower()) else "No")
+        return [ModelOutput(raw_output="Yes" if re.search(r"our_slot\*\*: \n```\ntuesday\n```", x.prompt.lower()) else "No")
                 for x in batch]
 
 

@@ -237,6 +237,18 @@ def test_a_dripping_server_is_cut_by_the_whole_request_deadline(server, key):
     assert "the response took longer than params.deadline_s (0.5 s) to arrive" in out.error
 
 
+def test_a_server_dripping_its_headers_is_cut_by_the_whole_request_deadline(server, key):
+    server.header_drip_s = 1.0  # one header byte a second: every read is inside timeout_s, the headers never end
+    model = load_model("m", _cfg(server, timeout_s=2, deadline_s=3, max_retries=0))
+    start = time.monotonic()
+    (out,) = model.generate([_inp("a")])
+    elapsed = time.monotonic() - start
+    model.close()
+    assert out.raw_output is None
+    assert "the response took longer than params.deadline_s (3 s) to arrive" in out.error
+    assert 3 <= elapsed < 4.5, elapsed
+
+
 def test_an_endless_body_is_cut_at_the_size_cap(server, key):
     server.endless = True
     model = load_model("m", _cfg(server, max_response_bytes=1 << 20, max_retries=0))
@@ -262,6 +274,20 @@ def test_a_response_field_of_the_wrong_type_is_an_item_error_without_the_key(ser
     assert out.raw_output is None and out.input_tokens is None
     assert out.error.startswith("response field usage.prompt_tokens should be int or missing, got str: ")
     assert leaks(out.error, FAKE_KEY) == [] and "Bearer ***" in out.error
+
+
+def test_a_key_the_server_echoes_json_escaped_or_upper_cased_is_redacted(server, key):
+    escaped = lambda auth: "".join(f"\\u{ord(c):04x}" for c in auth)  # noqa: E731
+    server.fail_first = [(400, {})]
+    server.fail_body = lambda auth: '{"error": {"message": "bad key ' + escaped(auth) + '"}}'
+    server.respond = lambda auth: {"model": auth.upper(), "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+                                   "choices": [{"finish_reason": "stop", "message": {"content": "A " + auth.upper()}}]}
+    model = load_model("m", _cfg(server, max_retries=0, max_concurrency=1))
+    failed, answered = model.generate([_inp("a"), _inp("b")])
+    model.close()
+    assert failed.error == 'RuntimeError: HTTP 400: {"error": {"message": "bad key Bearer ***"}}'
+    assert answered.raw_output == "A BEARER ***" and answered.extra["served_model"] == "BEARER ***"
+    assert answered.extra["key_redacted"] is True
 
 
 def test_every_text_field_of_a_response_is_scrubbed(server, key):

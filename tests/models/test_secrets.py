@@ -105,6 +105,33 @@ def test_a_fragment_cut_by_the_server_is_redacted_at_either_edge():
         assert r(KEY[-n:] + "y" * 10) == "***" + "y" * 10  # suffix starting a page
 
 
+def _unescaped(text: str) -> str:
+    """What a reader of ``text`` recovers by decoding its JSON escapes (json.loads of the string)."""
+    return json.loads('"' + text.replace('"', '\\"') + '"')
+
+
+@pytest.mark.parametrize("escape", [lambda c: f"\\u{ord(c):04x}", lambda c: f"\\u{ord(c):04X}",
+                                    lambda c: f"\\u{ord(c):04x}" if c.isalpha() else c])
+def test_a_key_behind_json_escapes_is_redacted_in_the_decoded_text(escape):
+    body = '{"error": {"message": "Incorrect API key provided: ' + "".join(map(escape, KEY)) + '"}}'
+    out = Redactor([KEY])(body)
+    assert leaks(_unescaped(out)) == [] and leaks(out) == []
+    assert out == '{"error": {"message": "Incorrect API key provided: ***"}}'
+
+
+def test_json_escapes_without_a_key_behind_them_are_kept():
+    text = 'a model wrote \\u0041\\u0042 and \\u00e9'
+    assert Redactor([KEY])(text) == text
+
+
+@pytest.mark.parametrize("case", [str.upper, str.lower, str.swapcase])
+def test_a_key_in_another_letter_case_is_redacted(case):
+    r = Redactor([KEY])
+    assert r(f"model {case(KEY)} end") == "model *** end"
+    assert r(f"cut {case(KEY)[:MIN_FRAGMENT + 1]}") == "cut ***"
+    assert leaks(r(f"x {case(KEY)}").lower(), KEY.lower()) == []
+
+
 def test_scrub_and_repr_and_no_secret():
     r = Redactor([KEY])
     assert r.scrub({"served_model": KEY, "n": 3, "list": [f"a {KEY}"], KEY: None}) == {

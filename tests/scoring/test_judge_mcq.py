@@ -25,7 +25,7 @@ class ScriptedJudge(Model):
         out = []
         for x in batch:
             PROMPTS.append((self.cfg["generation"], x.prompt))
-            shown = re.search(r"Model's reply: (.*)\n", x.prompt).group(1)
+            shown = re.search(r"Model's reply: \n(`{3,})\n(.*?)\n\1\n", x.prompt, re.DOTALL).group(2)
             out.append(ModelOutput(raw_output=self.cfg["params"]["replies"].get(shown, "none")))
         return out
 

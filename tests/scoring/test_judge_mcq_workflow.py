@@ -41,7 +41,7 @@ def _reply(body: dict) -> str:
     parts = body["messages"][-1]["content"]
     text = next(p["text"] for p in parts if p["type"] == "text")
     if "Model's reply: " in text:
-        return "A" if f"Model's reply: {HEDGE}" not in text else "B"
+        return "A" if f"Model's reply: \n```\n{HEDGE}\n```" not in text else "B"  # the reply is fenced
     audio = [p["input_audio"]["data"] for p in parts if p["type"] == "input_audio"]
     digest = hashlib.sha256((audio[0] if audio else text).encode()).digest()
     return "A" if digest[0] % 2 else HEDGE

@@ -29,8 +29,9 @@ A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged 
             and ``audio_root`` may be unset
 
 Problems with one item (missing answer, answer not among its choices, duplicate choices under
-``skip``, missing audio, duplicate id, no majority answer) leave that item out with a counted
-reason; the dataset fails only when its file cannot be read or no item is left.
+``skip``, missing audio, duplicate id, no majority answer, a row nested too deep to read, text
+that is not Unicode) leave that item out with a counted reason; the dataset fails only when its
+file cannot be read or no item is left.
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ import numpy as np
 from lalmbench.core.io import InputError
 from lalmbench.data.adapters import Adapted, empty_events
 from lalmbench.data.adapters.common import audio_checks, clips_frame, require_dir, resolve_audio
-from lalmbench.data.adapters.tables import load_records, resolve_items_path, write_embedded
+from lalmbench.data.adapters.tables import load_records, resolve_items_path, unreadable_reason, write_embedded
 from lalmbench.core.items import option_labels
 
 #: adapt stats when no model that hears audio runs the dataset (``audio_needed: false``)
@@ -94,12 +95,14 @@ def as_list(v: Any) -> list:
         if t.startswith("["):
             try:
                 parsed = json.loads(t)
+            except RecursionError:  # "[[[[..." nested past any real list: kept as the text it is
+                return [v]
             except json.JSONDecodeError:
                 try:
                     import ast
 
                     parsed = ast.literal_eval(t)
-                except (ValueError, SyntaxError):
+                except (ValueError, SyntaxError, RecursionError, MemoryError):
                     return [v]
             return list(parsed) if isinstance(parsed, (list, tuple)) else [parsed]
         return [] if not t else [v]
@@ -231,6 +234,10 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
         pattern = f"{spec['subset']}/{spec['split']}-*.parquet" if spec.get("split") else f"{spec['subset']}/**/*.parquet"
     records = _load(path, spec, pattern)
     rows_read = len(records)
+    dropped: Counter = Counter()
+    unreadable = [unreadable_reason(rec) for rec in records]
+    dropped.update(why for why in unreadable if why)
+    records = [rec for rec, why in zip(records, unreadable) if not why]
     if spec.get("group_by"):
         records = _group(records, list(spec["group_by"]), path)
     if spec.get("variants"):
@@ -247,7 +254,6 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     used = {c for k in ("id", "question", "choices", "answer", "audio", "references") for c in _names(cols.get(k))}
     used |= {"_question", "_answer", "_rows", "_row", "_variant"}
     meta_spec = spec.get("meta", "all")
-    dropped: Counter = Counter()
     notes: Counter = Counter()
     pending: list[dict] = []
     for n, rec in enumerate(records, start=1):

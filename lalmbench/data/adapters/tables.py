@@ -13,6 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from lalmbench.core.io import InputError, atomic_path, read_jsonl
 
@@ -47,6 +48,11 @@ def resolve_items_path(spec: str, *, dataset: str, key: str = "items") -> Path:
     raise DatasetMissing(f"dataset {dataset!r}: {p} (params.{key}) not found; expected a question file or folder")
 
 
+#: the key of a record that stands for a row that could not be read; its value is the counted reason
+#: the reader leaves that item out with (one bad row never fails the dataset)
+UNREADABLE = "_unreadable"
+
+
 def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None) -> list[dict]:
     """Every record of a question file or folder, in file order (shards in sorted name order)."""
     if path.is_dir():
@@ -56,7 +62,7 @@ def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None) -
         if fmt == "json":
             return _json_records(path)
         if fmt == "jsonl":
-            return read_jsonl(path)
+            return _jsonl_records(path)
         if fmt in ("csv", "tsv"):
             import pandas as pd
 
@@ -70,6 +76,8 @@ def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None) -
             return _arrow_records(path)
     except InputError:
         raise
+    except RecursionError:
+        raise InputError(f"{path}: cannot read as {fmt}: values nested too deep to read") from None
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read as {fmt}: {type(exc).__name__}: {exc}") from None
     raise InputError(f"{path}: unknown question-file format {fmt!r} (json, jsonl, csv, tsv, parquet, arrow)")
@@ -91,7 +99,7 @@ def _json_records(path: Path) -> list[dict]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         if text.lstrip().startswith("{") and "\n{" in text:     # JSON Lines under a .json name
-            return read_jsonl(path)
+            return _jsonl_records(path)
         raise InputError(f"{path}: not valid JSON: {exc}") from None
     if isinstance(data, dict):                     # {id: record} or {"data": [...]}
         lists = [v for v in data.values() if isinstance(v, list)]
@@ -102,6 +110,34 @@ def _json_records(path: Path) -> list[dict]:
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise InputError(f"{path}: expected a JSON list of records (objects), got {type(data).__name__}")
     return data
+
+
+def _jsonl_records(path: Path) -> list[dict]:
+    """JSON Lines; a line whose values nest too deep to read (``[[[[...`` a hundred thousand deep)
+    becomes an :data:`UNREADABLE` record, a line that is no JSON fails naming the line."""
+    return read_jsonl(path, too_deep={UNREADABLE: "item:nested_too_deep"})
+
+
+def unreadable_reason(rec: dict) -> str | None:
+    """Why a row cannot become an item, or None: the file reader could not read it (values nested too
+    deep), or it holds text that is not Unicode (a lone surrogate from a JSON ``\\ud800`` escape,
+    which no file can be written with)."""
+    if UNREADABLE in rec:
+        return str(rec[UNREADABLE])
+    stack: list[Any] = [rec]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "item:invalid_unicode"
+        elif isinstance(v, dict):
+            stack += [*v.keys(), *v.values()]
+        elif isinstance(v, (list, tuple)):
+            stack += v
+    return None
 
 
 def _arrow_records(path: Path) -> list[dict]:
@@ -119,7 +155,7 @@ def _load_dir(path: Path, pattern: str | None) -> list[dict]:
     """A ``save_to_disk`` folder (``state.json`` + ``data-*.arrow``) or parquet/arrow shards under it."""
     state = path / "state.json"
     if state.is_file():
-        files = [path / f["filename"] for f in json.loads(state.read_text()).get("_data_files", [])]
+        files = state_files(state)
     else:
         globs = [pattern] if pattern else ["**/*.parquet", "**/*.arrow", "**/*.jsonl"]
         files = sorted({f for g in globs for f in path.glob(g) if f.is_file()})
@@ -131,6 +167,30 @@ def _load_dir(path: Path, pattern: str | None) -> list[dict]:
     for f in files:
         out += load_records(f)
     return out
+
+
+def state_files(state: Path) -> list[Path]:
+    """The data files a ``save_to_disk`` folder's ``state.json`` lists (``_data_files: [{filename}]``),
+    each inside that folder: a name that leads out of it (``../other.parquet``, an absolute path, a
+    symlink out) is refused, so a copied folder never reads files beside it."""
+    try:
+        listed = json.loads(state.read_text(encoding="utf-8")).get("_data_files", [])
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError) as exc:
+        raise InputError(f"{state}: not a datasets save_to_disk state (a JSON object with _data_files): "
+                         f"{type(exc).__name__}") from None
+    if not isinstance(listed, list) or not all(isinstance(f, dict) and isinstance(f.get("filename"), str)
+                                               for f in listed):
+        raise InputError(f"{state}: _data_files must be a list of {{\"filename\": ...}} objects, as datasets' "
+                         f"save_to_disk writes it")
+    folder = state.parent.resolve()
+    files = []
+    for f in listed:
+        target = (state.parent / f["filename"]).resolve()
+        if not target.is_relative_to(folder):
+            raise InputError(f"{state}: _data_files names {f['filename']!r}, which is outside {state.parent}; a "
+                             f"save_to_disk folder lists only its own files")
+        files.append(target)
+    return files
 
 
 def write_embedded(audio: dict, out_dir: Path) -> str:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from lalmbench.data.annotations import edges_plain
 from lalmbench.data.adapters import Adapted, empty_events
+from lalmbench.data.adapters.tables import unreadable_reason
 from lalmbench.data.adapters.common import (DatasetMissing, audio_checks, clips_frame, constant_strings, read_csv_strict,
                                        require_dir, require_file, resolve_audio)
 from lalmbench.core.io import InputError, read_jsonl
@@ -112,6 +113,8 @@ def convert_mcq(rec: dict, *, path: Path, line: int, audio_path: str, dataset: s
             raise InputError(f"{path}:{line}: TACoBeLAL item lacks {key!r}")
     if not rec.get("audio_filename"):
         raise InputError(f"{path}:{line}: TACoBeLAL item lacks 'audio_filename'")
+    if unreadable_reason(rec):
+        raise InputError(f"{path}:{line}: text that is not Unicode (a lone surrogate such as \\ud800 in a JSON escape)")
     options = []
     for j, o in enumerate(rec["options"]):
         if "label" not in o or "text" not in o:

@@ -8,8 +8,14 @@ keyword checks are substring tests (so "cat" is found in "category"), a missing 
 One difference: sentences are counted by a punctuation rule (``.``/``!``/``?`` followed by space
 or the end) where MMAU-Pro uses NLTK's punkt, which also knows abbreviations ("Mr. Smith").
 
-An unknown ``task_identifier`` (or an item without one) is left out with a counted reason, never
-scored as a failure of the model.
+An unknown ``task_identifier`` (or an item without one), and kwargs a check cannot read (``N``
+that is no number, a list where a word is due), are left out with a counted reason, never scored
+as a failure of the model.
+
+Every check runs in time linear in the reply (a reply may be 8 MiB, the API client's cap): the
+patterns whose plain regex would backtrack over a long run (bullets, placeholders, titles,
+sections) are counted by scans that give the same counts; bench/bench_instruction.py times them
+on adversarial replies.
 """
 from __future__ import annotations
 
@@ -23,16 +29,41 @@ import pandas as pd
 Check = Callable[[str, dict, dict], bool]
 
 
+class BadKwargs(ValueError):
+    """An instruction's kwargs the check cannot read: the item is left out, counted."""
+
+
 def _n(kw: dict, key: str, default: float = 0) -> float:
+    """A count from the kwargs: a number, or a string holding one (MMAU-Pro stores some as text)."""
     v = kw.get(key)
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return default
-    return float(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise BadKwargs(f"{key} is a {type(v).__name__}, not a number")
+    try:
+        n = float(v)
+    except (ValueError, OverflowError):
+        raise BadKwargs(f"{key} is not a number") from None
+    if not math.isfinite(n):
+        raise BadKwargs(f"{key} is not a finite number")
+    return n
+
+
+def _text(kw: dict, key: str) -> str:
+    """A word or phrase from the kwargs (a number is read as its digits; a list or mapping is not a phrase)."""
+    v = kw.get(key)
+    if not v:
+        return ""
+    if isinstance(v, (list, tuple, dict)):
+        raise BadKwargs(f"{key} is a {type(v).__name__}, not a text")
+    return str(v)
 
 
 def _list(kw: dict, key: str) -> list[str]:
     """A ``"a, b"`` string (MMAU-Pro's format) or a list, as words."""
     v = kw.get(key) or ""
+    if isinstance(v, dict):
+        raise BadKwargs(f"{key} is a mapping, not a list of words")
     return [str(x) for x in v] if isinstance(v, (list, tuple)) else str(v).split(", ")
 
 
@@ -48,8 +79,14 @@ def count_paragraphs(text: str) -> int:
     return len([p for p in text.split("***") if p.strip()])
 
 
+#: a bullet starts at the text's start or after the *last* newline before its star: the official
+#: ``(?:^|\n)\s*\*\s+`` counts the same bullets, but tries every newline of a long blank run in turn
+_BULLET = re.compile(r"(?:\A\s*|\n[^\S\n]*)\*\s+")
+_PLACEHOLDER = re.compile(r"\[[^\]]+\]")
+
+
 def count_bullets(text: str) -> int:
-    return len(re.findall(r"(?:^|\n)\s*\*\s+", text))
+    return len(_BULLET.findall(text))
 
 
 def count_highlights(text: str) -> int:
@@ -57,7 +94,17 @@ def count_highlights(text: str) -> int:
 
 
 def count_placeholders(text: str) -> int:
-    return len(re.findall(r"\[[^\]]+\]", text))
+    # only up to the last "]": past it every "[" would scan to the end of the text and fail
+    return len(_PLACEHOLDER.findall(text, 0, text.rfind("]") + 1))
+
+
+def has_title(text: str) -> bool:
+    """``<<title>>`` somewhere (``<<[^>]+>>``): a "<<" and a ">>" with one or more characters between
+    them and no ">" among them, i.e. a "<<" inside the piece of text before some ">>"."""
+    pieces = text.split(">")
+    # pieces[k + 1] == "" (with a piece after it) means pieces[k] ends at a ">>"; its last character
+    # must be part of the title, not of the "<<"
+    return any(pieces[k + 1] == "" and "<<" in pieces[k][:-1] for k in range(len(pieces) - 2))
 
 
 def count_capital_words(text: str) -> int:
@@ -69,14 +116,24 @@ def keyword_frequency(text: str, keyword: str) -> int:
 
 
 def _letters(text: str, keep_space: bool) -> str:
-    return re.sub(r"[^a-zA-Z ]" if keep_space else r"[^a-zA-Z]", "", text).lower()
+    return re.sub(r"[^a-zA-Z ]+" if keep_space else r"[^a-zA-Z]+", "", text).lower()
 
 
-def _sections(text: str, n: float, splitter: str) -> bool:
-    """Non-empty parts between ``splitter``s; an empty splitter splits between every character, as
-    MMAU-Pro's ``re.split`` does."""
-    parts = re.split(rf"\s*{re.escape(splitter)}\s*", text.strip())
-    return len([s for s in parts if s.strip()]) == n
+_SPACE = re.compile(r"\s*")
+
+
+def count_sections(text: str, splitter: str) -> int:
+    """The non-blank parts of ``re.split(r"\\s*<splitter>\\s*", text.strip())`` (the official split),
+    found with ``str.find``: the regex tries every blank before a splitter that is not there. An empty
+    splitter splits between every character there, so each non-blank character is a part."""
+    text = text.strip()
+    if not splitter:
+        return sum(not c.isspace() for c in text)
+    n, at = 0, 0
+    while (i := text.find(splitter, at)) >= 0:
+        n += bool(text[at:i].strip())
+        at = _SPACE.match(text, i + len(splitter)).end()
+    return n + bool(text[at:].strip())
 
 
 def _two_responses(text: str) -> bool:
@@ -91,7 +148,7 @@ def _range(count: Callable[[str], int]) -> Check:
 #: MMAU-Pro task_identifier -> check(reply, kwargs, item)
 CHECKS: dict[str, Check] = {
     "Include Keywords": lambda r, kw, it: all(k.lower() in r.lower() for k in _list(kw, "keywords")),
-    "Keyword Frequency": lambda r, kw, it: keyword_frequency(r, str(kw.get("keyword") or "")) == _n(kw, "N"),
+    "Keyword Frequency": lambda r, kw, it: keyword_frequency(r, _text(kw, "keyword")) == _n(kw, "N"),
     "Forbidden Words": lambda r, kw, it: not any(w.lower() in r.lower() for w in _list(kw, "forbidden_words")),
     "Number Paragraphs": lambda r, kw, it: count_paragraphs(r) == _n(kw, "N"),
     "Number Words (at least)": lambda r, kw, it: count_words(r) >= _n(kw, "N"),
@@ -100,12 +157,12 @@ CHECKS: dict[str, Check] = {
     "Number Sentences (at least)": lambda r, kw, it: count_sentences(r) >= _n(kw, "N"),
     "Number Sentences (at most)": lambda r, kw, it: count_sentences(r) <= _n(kw, "N"),
     "Number Sentences (range)": _range(count_sentences),
-    "Postscript": lambda r, kw, it: _letters(str(kw.get("postscript_marker") or ""), False) in _letters(r, False),
+    "Postscript": lambda r, kw, it: _letters(_text(kw, "postscript_marker"), False) in _letters(r, False),
     "Number Placeholder": lambda r, kw, it: count_placeholders(r) >= _n(kw, "N"),
     "Number Bullets": lambda r, kw, it: count_bullets(r) == _n(kw, "N"),
-    "Title": lambda r, kw, it: bool(re.search(r"<<[^>]+>>", r)),
+    "Title": lambda r, kw, it: has_title(r),
     "Minimum Number Highlighted Section": lambda r, kw, it: count_highlights(r) >= _n(kw, "N"),
-    "Multiple Sections": lambda r, kw, it: _sections(r, _n(kw, "N"), str(kw.get("section_splitter") or "")),
+    "Multiple Sections": lambda r, kw, it: count_sections(r, _text(kw, "section_splitter")) == _n(kw, "N"),
     "Repeat Prompt": lambda r, kw, it: r.strip().lower().startswith(str(it.get("question") or "").strip().lower()),
     "Two Responses": lambda r, kw, it: _two_responses(r),
     "All Uppercase": lambda r, kw, it: r.isupper(),
@@ -113,23 +170,24 @@ CHECKS: dict[str, Check] = {
     "All-capital Words (at least)": lambda r, kw, it: count_capital_words(r) >= _n(kw, "N"),
     "All-capital Words (at most)": lambda r, kw, it: count_capital_words(r) <= _n(kw, "N"),
     "All-capital Words (range)": _range(count_capital_words),
-    "Start Checker": lambda r, kw, it: _letters(r, True).startswith(_letters(str(kw.get("start_phrase") or ""), True)),
-    "End Checker": lambda r, kw, it: _letters(r, True).endswith(_letters(str(kw.get("end_phrase") or ""), True)),
+    "Start Checker": lambda r, kw, it: _letters(r, True).startswith(_letters(_text(kw, "start_phrase"), True)),
+    "End Checker": lambda r, kw, it: _letters(r, True).endswith(_letters(_text(kw, "end_phrase"), True)),
     "Quotation": lambda r, kw, it: r.strip().startswith('"') and r.strip().endswith('"'),
     "No Commas": lambda r, kw, it: "," not in r,
 }
 
 
-def instruction_of(item: dict) -> tuple[str | None, dict]:
-    """(task_identifier, kwargs) of an item; kwargs given as a JSON string are decoded."""
+def instruction_of(item: dict) -> tuple[str | None, dict | None]:
+    """(task_identifier, kwargs) of an item; kwargs given as a JSON string are decoded, and are None
+    when they are neither a mapping nor a JSON text of one."""
     spec = (item.get("meta") or {}).get("instruction") or {}
     kwargs: Any = spec.get("kwargs") or {}
     if isinstance(kwargs, str):
         try:
             kwargs = json.loads(kwargs) if kwargs.strip() else {}
-        except json.JSONDecodeError:
-            kwargs = {}
-    return spec.get("task_identifier"), dict(kwargs) if isinstance(kwargs, dict) else {}
+        except (ValueError, RecursionError):
+            kwargs = None
+    return spec.get("task_identifier"), dict(kwargs) if isinstance(kwargs, dict) else None
 
 
 def check_item(item: dict, reply: str | None) -> tuple[bool | None, str | None]:
@@ -141,7 +199,12 @@ def check_item(item: dict, reply: str | None) -> tuple[bool | None, str | None]:
     check = CHECKS.get(str(tid))
     if check is None:
         return None, "instruction:unknown_task_identifier"
-    return bool(check(reply or "", kwargs, item)), None
+    if kwargs is None:
+        return None, "instruction:unreadable_kwargs"
+    try:
+        return bool(check(reply or "", kwargs, item)), None
+    except BadKwargs:
+        return None, "instruction:unreadable_kwargs"
 
 
 def score_instructions(items: list[dict], raw: list[str | None]) -> tuple[pd.DataFrame, dict]:

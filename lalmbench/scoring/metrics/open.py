@@ -223,6 +223,8 @@ def _judge(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict
     head = {k: acc[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
     head["parse_failure_rate"] = acc["judge_failure_rate"]
     info = {k: v for k, v in acc.items() if k.startswith("judge_")}
+    if acc["judge_n_candidate_markers"]:  # answers that may be steering the judge: worth a look
+        info["flags"] = [f"judge:candidate_verdict_markers={acc['judge_n_candidate_markers']}"]
     return dec, head, [], info
 
 
