@@ -22,8 +22,8 @@ PYTHON=${PYTHON:-$ROOT/.venv/bin/python}
 INSTALL="apt-get install -y slurm-wlm munge"
 DAEMONS="slurmd slurmctld munged"
 export SLURM_CONF="$STATE/slurm.conf"
-# the real binaries, never the wrappers of an earlier `up`
-PATH=$(printf %s "$PATH" | tr : '\n' | grep -vxF "$STATE/bin" | paste -sd: -)
+# the real binaries, never the wrappers of an earlier `up`; the daemons are in /usr/sbin
+PATH=$(printf %s "$PATH:/usr/sbin:/sbin" | tr : '\n' | grep -vxF "$STATE/bin" | paste -sd: -)
 CLIENTS="sacct sacctmgr salloc sattach sbatch sbcast scancel scontrol sdiag sinfo sprio squeue sreport srun sshare sstat strigger"
 
 missing() {

@@ -22,7 +22,9 @@ BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scontr
 
 
 def missing_binaries() -> list[str]:
-    return [b for b in BINARIES if shutil.which(b) is None]
+    """The packages' commands not found; the daemons are in /usr/sbin, off a plain user's PATH."""
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+    return [b for b in BINARIES if shutil.which(b, path=path) is None]
 
 
 def parse_oneliners(text: str) -> dict[str, dict[str, str]]:
