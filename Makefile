@@ -8,7 +8,7 @@ CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
 .PHONY: run test test-fast test-core test-hf lint bench dag graphviz envs lock report clean yamnet offline-llm \
-        containers containers-docker containers-apptainer
+        containers containers-docker containers-apptainer slurm-up slurm-down slurm-status test-slurm
 
 # Every env installs its lock (envs/<env>/requirements.lock: every package pinned, each file checked by sha256) with
 # `pip install --require-hashes -r` (lalmbench.workflow.lock_install: it skips the lock's remote page for torch's CPU
@@ -61,6 +61,21 @@ test-core: $(VENV)/.installed $(VENV)/.config_guard yamnet offline-llm $(ENVS)/c
 test-hf: $(ENVS)/hf/.ready
 	PYTHONPATH=. $(ENVS)/hf/bin/python -m pytest -p no:cacheprovider tests/models/test_hf_families.py \
 	  tests/models/test_real_templates.py tests/models/test_attention_hf.py -q
+
+# A real single-node SLURM on this machine (needs: apt-get install -y slurm-wlm munge), for trying the cluster
+# path by hand: `make slurm-up`, then the PATH line it prints, then `snakemake --profile slurm results/all.tsv`.
+# Its files live in $${LALMBENCH_SLURM_DIR:-/tmp/lalmbench-slurm}; `make slurm-down` stops what it started.
+slurm-up: $(VENV)/.installed
+	PYTHON=$(VENV)/bin/python tests/slurm/cluster.sh up
+slurm-down:
+	tests/slurm/cluster.sh down
+slurm-status:
+	tests/slurm/cluster.sh status
+
+# The tests marked `slurm` (tests/test_slurm_cluster.py): each starts its own cluster in a temporary
+# directory and runs the exact `snakemake --profile slurm results/all.tsv` on it (they skip without the packages).
+test-slurm: $(VENV)/.installed
+	$(VENV)/bin/python -m pytest -m slurm tests/test_slurm_cluster.py
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
 test-fast: $(VENV)/.installed $(VENV)/.config_guard yamnet

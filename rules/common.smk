@@ -1,5 +1,6 @@
 # Helpers for all rule files. Config validation, the run grid, per-env python and conda files.
 import json
+import os
 import shlex
 import sys
 from functools import lru_cache
@@ -16,7 +17,8 @@ from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.models import imported
 from lalmbench.data.ledger import LEDGER_DIR, load_all as load_ledgers
 from lalmbench.report.published import ledger_targets
-from lalmbench.inference.gpu_plan import format_gpu_plan, gpu_jobs, is_dry_run, partition_file
+from lalmbench.inference.gpu_plan import (format_gpu_plan, gpu_jobs, is_dry_run, model_jobs, partition_file,
+                                          slurm_profile, unfit_jobs)
 from lalmbench.inference.plan import (file_is_current, fingerprint_path, generate_units, items_path, manifest_path, model_specs,
                                       slice_from_spec, slice_inputs, summary_path, unit_specs)
 from lalmbench.scoring.parse import scorer_fingerprint
@@ -141,6 +143,17 @@ def uses_venv(env):
 # Resources of the CPU jobs that read whole datasets or embed text: above the profile's default-resources
 # (profiles/slurm/config.yaml), which the small table/plot jobs use.
 DATA_JOB = {"mem_mb": 4000, "runtime": 60}
+# Minutes for a job that reads one run's files and writes its predictions or scores (infer, scoring without
+# a judge): seconds in practice. A job group runs its jobs one after another (profiles/slurm), so its
+# sbatch time limit adds these up over every run of the model and dataset.
+RUN_FILE_MINUTES = 3
+
+
+def score_minutes(task):
+    """A score job's runtime: its judge model's (or 30 min) when an LLM judge scores the task."""
+    if rulegrid.judge_model_of(config, task):
+        return rulegrid.judge_resource(config, task, "runtime", 30)
+    return RUN_FILE_MINUTES
 
 
 def in_report(path, category, subcategory, caption):
@@ -230,6 +243,16 @@ if workflow.is_main_process and is_dry_run(sys.argv):
     # read before submitting: what every GPU job will ask for, and where it will go
     if GPU_JOBS := gpu_jobs(config["models"], RUNS):
         print(format_gpu_plan(GPU_JOBS, partition_file(BASE / "profiles" / "slurm")), file=sys.stderr)
+
+# On SLURM (a --profile whose executor is slurm), a model job that no partition of the profile's partition file
+# allows would pend forever: refused here, dry run or not, before anything is submitted. A model's sbatch job
+# asks for its generate job's CPUs, memory and GPUs (the group's other jobs are lighter and run after it).
+if workflow.is_main_process and (_profile := slurm_profile(sys.argv, os.environ, Path.cwd())):
+    if (_partitions := partition_file(_profile)) and (_unfit := unfit_jobs(model_jobs(config["models"], RUNS), _partitions)):
+        _lines = "\n  ".join(_unfit)
+        raise ConfigError(f"invalid config ({' + '.join(CONFIG_FILES)}) for the cluster: no partition fits\n  {_lines}\n"
+                          f"Lower the model's resources, or describe your cluster's partitions "
+                          f"(generate-slurm-partition-config -o {_partitions})")
 
 
 def model_fp(w):

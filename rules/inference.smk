@@ -118,7 +118,7 @@ rule infer:
         run_group
     resources:
         mem_mb=1000,
-        runtime=5,
+        runtime=RUN_FILE_MINUTES,
     shell:
         "{params.py:q} scripts/infer.py --model {wildcards.model} --model-json {params.model:q} "
         "--spec-json {params.spec:q} --cache-root {params.cache:q} --out {output} "

@@ -30,7 +30,7 @@ rule score:
         run_group
     resources:
         mem_mb=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "mem_mb", 2000)),
-        runtime=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "runtime", 30)),
+        runtime=rulegrid.per_task(MCQ_TASKS, score_minutes),
         gpu=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.judge_resource(config, t, "gpus", 0)),
     shell:
         "{params.py:q} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "

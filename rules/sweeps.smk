@@ -87,7 +87,7 @@ rule sweep_circular_score:
     group:
         run_group
     resources:
-        runtime=30,
+        runtime=RUN_FILE_MINUTES,
     shell:
         "{params.py:q} scripts/sweep_circular.py score --items {input.shifted} --predictions {input.predictions} "
         "--k {wildcards.k} --parser-json {params.parser:q} --config-hash {params.run_hash} "

@@ -78,3 +78,30 @@ def test_config_errors_name_the_files_actually_used(tmp_path):
     out = proc.stdout + proc.stderr
     assert f"invalid config ({bad} + --config overrides):" in out
     assert "models.m.backend: unknown backend 'randm'" in out
+
+
+def test_the_slurm_profile_is_found_from_the_command_line_or_the_environment(tmp_path):
+    from lalmbench.inference.gpu_plan import slurm_profile
+
+    for name, executor in (("cluster", "slurm"), ("local", "local")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.yaml").write_text(f"executor: {executor}\n")
+    assert slurm_profile(["snakemake", "--profile", "cluster", "-n"], {}, tmp_path) == tmp_path / "cluster"
+    assert slurm_profile(["snakemake", "--profile=cluster"], {}, tmp_path) == tmp_path / "cluster"
+    assert slurm_profile(["snakemake"], {"SNAKEMAKE_PROFILE": "cluster"}, tmp_path) == tmp_path / "cluster"
+    # a profile that runs jobs locally, no profile, or one that is not there: no cluster limits apply
+    assert slurm_profile(["snakemake", "--profile", "local"], {}, tmp_path) is None
+    assert slurm_profile(["snakemake", "--cores", "2"], {}, tmp_path) is None
+    assert slurm_profile(["snakemake", "--profile", "nowhere"], {}, tmp_path) is None
+
+
+def test_the_test_clusters_partitions_carry_the_profiles_limits(tmp_path):
+    from tests.slurm.slurm_conf import render
+
+    partitions = yaml.safe_load((ROOT / "profiles" / "slurm" / "partitions.yaml").read_text())["partitions"]
+    conf, gres = render(partitions, tmp_path, "host", "me", (6817, 6818), cpus=2)
+    lines = {line.split()[0]: line for line in conf.splitlines() if line.startswith(("PartitionName=", "NodeName="))}
+    assert lines["PartitionName=cpu"].split()[2:5] == ["MaxTime=1440", "MaxMemPerNode=256000", "MaxCPUsPerNode=64"]
+    assert lines["PartitionName=gpu"].split()[2:5] == ["MaxTime=2880", "MaxMemPerNode=512000", "MaxCPUsPerNode=64"]
+    assert "CPUs=2 RealMemory=512000 Gres=gpu:a100:4" in lines["NodeName=lalm-node"]
+    assert gres == f"NodeName=lalm-node Name=gpu Type=a100 File={tmp_path}/dev/gpu[0-3]\n"

@@ -186,9 +186,12 @@ def test_gpu_flags_once_and_partition_only_on_the_grouped_gpu_job(slurm_run):
         assert _flag(s["argv"], "--ntasks") == "1"
         assert _flag(s["argv"], "-p") == "cpu", _comment(s["argv"])
     cpu = _group(sbatch, "runs-random-synth-trivial")
-    # a CPU model's group: schema defaults for generate, then 3 infer (1 GB) and 3 score jobs (2 GB) side by side
-    assert _flag(cpu["argv"], "--mem") == "6000" and _flag(cpu["argv"], "-t") == "95"
-    assert _flag(cpu["argv"], "--cpus-per-task") == "3"
+    # a CPU model's group runs its jobs one after another: the generate job's schema defaults (1 CPU,
+    # 4000 MB, 60 min), plus 3 minutes for each of its 3 infer and 3 score jobs
+    assert _flag(cpu["argv"], "--mem") == "4000" and _flag(cpu["argv"], "-t") == "78"
+    assert _flag(cpu["argv"], "--cpus-per-task") == "1"
+    # and the GPU group: the model's 120 min plus 3 for each of 7 infer and 7 score jobs
+    assert _flag(argv, "-t") == "162"
 
 
 def test_long_profile_path_still_works(tmp_path):
@@ -256,3 +259,24 @@ def test_a_task_edit_after_a_grouped_run_rescores_only_that_task(slurm_run):
     # at most beep-count's 5 items x 2 conditions are generated; every other task's came from the cache
     items, cached, todo = map(int, re.search(r"7 slices, (\d+) items, (\d+) in the cache .*, (\d+) to generate", log).groups())
     assert items == 34 and cached >= 24 and 0 < todo <= 10 and cached + todo == items
+
+
+def test_a_model_job_no_partition_allows_is_refused_at_the_dry_run(tmp_path):
+    config = {**CONFIG, "sweeps": {}, "models": {
+        "many-cpus": {"backend": "random", "resources": {"cpus": 80}},
+        "v100": {"backend": "random", "resources": {"gpus": 1, "gpu_model": "v100", "runtime": 120}}}}
+    wd = slurm_copy_of(config, tmp_path / "wf")
+    proc = subprocess.run("snakemake --profile slurm -n results/all.tsv", shell=True, cwd=wd,
+                          env=fake_slurm_env(tmp_path / "state"), capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    err = " ".join((proc.stdout + proc.stderr).split())  # Snakemake prints a parse-time error to stdout
+    assert ("models.many-cpus: its generate job (runs-many-cpus-<dataset>, 1 job(s)) asks --cpus-per-task=80 "
+            "--mem=4000MB -t 60min, which no partition of profiles/slurm/partitions.yaml allows "
+            "(cpu: 80 CPUs > max_threads 64; gpu: 80 CPUs > max_threads 64)") in err, err[-3000:]
+    assert ("models.v100: its generate job (runs-v100-<dataset>, 1 job(s)) asks --gpus=v100:1 --cpus-per-gpu=4 "
+            "--mem=4000MB -t 120min, which no partition of profiles/slurm/partitions.yaml allows "
+            "(cpu: 1 GPUs > max_gpu 0; gpu: gpu_model v100 not in available_gpu_models ['a100', 'h100'])") in err
+    # the same config runs locally: only a cluster's limits refuse it
+    local = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "results/all.tsv"], cwd=wd,
+                           capture_output=True, text=True, timeout=300)
+    assert local.returncode == 0, local.stderr[-3000:]

@@ -1,5 +1,6 @@
 """What a cluster run will ask for on GPUs, printed before anything is submitted (`snakemake -n`),
-and how many GPUs a model entry needs (tensor parallelism, a multi-GPU device map).
+how many GPUs a model entry needs (tensor parallelism, a multi-GPU device map), and which model jobs
+no partition of a SLURM profile could ever run (refused before anything is submitted).
 
 One generate job per GPU model, dataset and shard; the partition is chosen the way the SLURM executor plugin chooses
 it (its own scorer over the profile's partition file), so the dry run shows what sbatch will get.
@@ -11,6 +12,8 @@ from types import SimpleNamespace
 from typing import Iterable
 
 import yaml
+
+SLURM_EXECUTOR = "slurm"
 
 
 def is_dry_run(argv: list[str]) -> bool:
@@ -61,6 +64,11 @@ def resolve_gpus(models: dict) -> list[str]:
 
 def gpu_jobs(models: dict, runs: Iterable) -> list[dict]:
     """One row per model that asks for GPUs and has runs: its generate job's request."""
+    return [r for r in model_jobs(models, runs) if r["gpus"]]
+
+
+def model_jobs(models: dict, runs: Iterable) -> list[dict]:
+    """One row per model with runs: its generate job's request (CPU models included)."""
     counts: dict[str, int] = {}
     runs_of: dict[str, list] = {}
     for r in runs:
@@ -69,13 +77,12 @@ def gpu_jobs(models: dict, runs: Iterable) -> list[dict]:
     rows = []
     for name in sorted(counts):
         res = models[name].get("resources", {})
-        if res.get("gpus", 0):
-            datasets = len({r.dataset for r in runs_of[name]})
-            rows.append({"model": name, "env": models[name].get("env", "core"), "runs": counts[name],
-                         "shards": models[name].get("shards", 1), "jobs": datasets * models[name].get("shards", 1),
-                         "gpus": res["gpus"], "gpu_model": res.get("gpu_model", ""),
-                         "cpus_per_gpu": res.get("cpus_per_gpu", 4), "mem_mb": res.get("mem_mb", 4000),
-                         "runtime": res.get("runtime", 60)})
+        datasets = sorted({r.dataset for r in runs_of[name]})
+        rows.append({"model": name, "env": models[name].get("env", "core"), "runs": counts[name],
+                     "shards": models[name].get("shards", 1), "jobs": len(datasets) * models[name].get("shards", 1),
+                     "datasets": datasets, "gpus": res.get("gpus", 0), "gpu_model": res.get("gpu_model", ""),
+                     "cpus_per_gpu": res.get("cpus_per_gpu", 4), "cpus": res.get("cpus", 1),
+                     "mem_mb": res.get("mem_mb", 4000), "runtime": res.get("runtime", 60)})
     return rows
 
 
@@ -85,6 +92,75 @@ def partition_file(profile_dir: str | Path) -> Path | None:
         return None
     path = (yaml.safe_load(cfg.read_text()) or {}).get("slurm-partition-config")
     return Path(path) if path and Path(path).is_file() else None
+
+
+def slurm_profile(argv: list[str], environ: dict, cwd: Path) -> Path | None:
+    """The directory of the profile this run uses (``--profile X`` or SNAKEMAKE_PROFILE) when that profile runs
+    the SLURM executor; None otherwise. Snakemake reads profiles before the Snakefile and tells it nothing
+    about them, so the command line is the only source here, as for ``is_dry_run``."""
+    name = environ.get("SNAKEMAKE_PROFILE")
+    for i, a in enumerate(argv[1:], 1):
+        if a == "--profile" and i + 1 < len(argv):
+            name = argv[i + 1]
+        elif a.startswith("--profile="):
+            name = a.split("=", 1)[1]
+    if not name:
+        return None
+    for d in (cwd / name, Path.home() / ".config" / "snakemake" / name, Path("/etc/xdg/snakemake") / name):
+        cfg = d / "config.yaml"
+        if cfg.is_file():
+            settings = yaml.safe_load(cfg.read_text()) or {}
+            return d if settings.get("executor") == SLURM_EXECUTOR else None
+    return None
+
+
+def _cpus(row: dict) -> int:
+    return row["gpus"] * row["cpus_per_gpu"] if row["gpus"] else row["cpus"]
+
+
+def _request(row: dict) -> str:
+    if row["gpus"]:
+        gpus = f"{row['gpu_model']}:{row['gpus']}" if row["gpu_model"] else str(row["gpus"])
+        cpus = f"--gpus={gpus} --cpus-per-gpu={row['cpus_per_gpu']}"
+    else:
+        cpus = f"--cpus-per-task={row['cpus']}"
+    return f"{cpus} --mem={row['mem_mb']}MB -t {row['runtime']}min"
+
+
+def why_not(row: dict, limits) -> list[str]:
+    """The limits of one partition (the plugin's PartitionLimits) that a model job's request exceeds."""
+    cpus, gpus = _cpus(row), row["gpus"]
+    checks = [
+        (gpus > limits.max_gpu, f"{gpus} GPUs > max_gpu {limits.max_gpu}"),
+        (bool(gpus and row["gpu_model"] and limits.available_gpu_models
+              and row["gpu_model"] not in limits.available_gpu_models),
+         f"gpu_model {row['gpu_model']} not in available_gpu_models {limits.available_gpu_models}"),
+        (cpus > limits.max_threads, f"{cpus} CPUs > max_threads {limits.max_threads:g}"),
+        (not gpus and cpus > limits.max_cpus_per_task, f"{cpus} CPUs > max_cpus_per_task {limits.max_cpus_per_task:g}"),
+        (bool(gpus) and row["cpus_per_gpu"] > limits.max_cpus_per_gpu,
+         f"{row['cpus_per_gpu']} CPUs per GPU > max_cpus_per_gpu {limits.max_cpus_per_gpu:g}"),
+        (row["mem_mb"] > limits.max_mem_mb, f"{row['mem_mb']} MB > max_mem_mb {limits.max_mem_mb:g}"),
+        (row["runtime"] > limits.max_runtime, f"{row['runtime']} min > max_runtime {limits.max_runtime:g}"),
+    ]
+    return [why for bad, why in checks if bad]
+
+
+def unfit_jobs(rows: list[dict], partitions_yaml: Path) -> list[str]:
+    """One line per model job that no partition of the file could run: the job, its request and, per
+    partition, the limits it exceeds. Such a job would pend forever (Reason=PartitionConfig)."""
+    try:
+        from snakemake_executor_plugin_slurm.partitions import read_partition_file
+    except ImportError:
+        return []
+    partitions = read_partition_file(partitions_yaml)
+    problems = []
+    for row in rows:
+        if choose_partition(row, partitions_yaml) not in {p.name for p in partitions}:
+            limits = "; ".join(f"{p.name}: {', '.join(why_not(row, p.limits)) or 'does not fit'}" for p in partitions)
+            problems.append(f"models.{row['model']}: its generate job (runs-{row['model']}-<dataset>, "
+                            f"{row['jobs']} job(s)) asks {_request(row)}, which no partition of {partitions_yaml} "
+                            f"allows ({limits})")
+    return problems
 
 
 def choose_partition(row: dict, partitions_yaml: Path | None) -> str:
@@ -97,8 +173,10 @@ def choose_partition(row: dict, partitions_yaml: Path | None) -> str:
         return "? (snakemake-executor-plugin-slurm not installed)"
     resources = {"gpu": row["gpus"], "gpu_model": row["gpu_model"] or None, "mem_mb": row["mem_mb"],
                  "runtime": row["runtime"], "cpus_per_gpu": row["cpus_per_gpu"]}
-    job = SimpleNamespace(name=f"generate ({row['model']})", resources=resources,
-                          threads=row["gpus"] * row["cpus_per_gpu"], is_group=lambda: False)
+    if not row["gpus"]:
+        resources = {"mem_mb": row["mem_mb"], "runtime": row["runtime"]}
+    job = SimpleNamespace(name=f"generate ({row['model']})", resources=resources, threads=_cpus(row),
+                          is_group=lambda: False)
     quiet = SimpleNamespace(info=lambda *a, **k: None, debug=lambda *a, **k: None, warning=lambda *a, **k: None)
     return get_best_partition(read_partition_file(partitions_yaml), job, quiet) or "NONE FITS (check the file)"
 
