@@ -11,7 +11,8 @@ loads --configfile, ``configfile:`` and profiles) when that module is imported: 
 ``.venv``). A Snakemake installed elsewhere still gets the check of config/config.yaml in the
 Snakefile, and of the merged config in :func:`lalmbench.workflow.config.validate_config`.
 
-This module is imported by every Python started in ``.venv``: it imports nothing heavy itself.
+This file is loaded by every Python started in ``.venv`` (by its path: the ``lalmbench`` package is imported only
+when a config file is checked): it imports nothing heavy itself.
 """
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ from typing import Any
 
 LOADER_MODULE = "snakemake.common.configfile"
 PTH_NAME = "lalmbench_config_guard.pth"
-PTH_LINE = "import lalmbench.workflow.config_guard as _guard; _guard.install()\n"
+#: the .pth line: this file loaded by its path, not as ``lalmbench.workflow.config_guard``, so no Python of .venv
+#: imports the ``lalmbench`` package at start (a workflow copy run from its own folder must import its own copy)
+PTH_LINE = ("import importlib.util as _u; _s = _u.spec_from_file_location('lalmbench_config_guard', {path!r}); "
+            "_m = _u.module_from_spec(_s); _s.loader.exec_module(_m); _m.install()\n")
 
 
 def guard(module: ModuleType) -> None:
@@ -81,7 +85,7 @@ def install() -> None:
 def write_pth(site_packages: str | Path | None = None) -> Path:
     """The ``.pth`` file that runs :func:`install` at the start of every Python of this environment."""
     target = Path(site_packages or sysconfig.get_paths()["purelib"]) / PTH_NAME
-    target.write_text(PTH_LINE, encoding="utf-8")
+    target.write_text(PTH_LINE.format(path=str(Path(__file__).resolve())), encoding="utf-8")
     return target
 
 
