@@ -117,5 +117,9 @@ def test_fifty_random_kills_lose_and_duplicate_nothing(items_path, tmp_path):
                   model_cfg=CFG, condition="audio", prompt_name="mcq-default", template_path=str(TEMPLATE))
     fresh = pd.read_parquet(tmp_path / "fresh.parquet")
     assert len(df) == N_ITEMS and df.id.is_unique and df.key.is_unique
-    pd.testing.assert_frame_equal(df.drop(columns="latency_s"), fresh.drop(columns="latency_s"))
+    # every resumed run recorded the same environment; the in-process run's may differ (pytest's process
+    # carries what earlier tests set, e.g. the cascade's pinned kernel variables), so it is left out of the comparison
+    assert df.environment.nunique() == 1
+    pd.testing.assert_frame_equal(df.drop(columns=["latency_s", "environment"]),
+                                  fresh.drop(columns=["latency_s", "environment"]))
     assert not part.exists()
