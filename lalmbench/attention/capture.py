@@ -16,6 +16,7 @@ every item's size is checked against ``attention.max_bytes`` (prompt tokens + ma
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -108,6 +109,16 @@ def _decoder(tokenizer: Any):
     return decode
 
 
+def _no_placeholder(generation_config: Any, placeholder: int | None) -> Any:
+    """``generation_config`` with the audio placeholder suppressed: the second forward pass reads every placeholder
+    in its input as a slot for audio features, so an answer that generated one could not be passed through again."""
+    if placeholder is None:
+        return generation_config
+    out = copy.deepcopy(generation_config)
+    out.suppress_tokens = sorted({*(out.suppress_tokens or ()), placeholder})
+    return out
+
+
 def capture_item(hf: Any, inp: Any, layers: list[int], heads: str) -> tuple[np.ndarray, dict, dict]:
     """(attn float16 layers x heads|1 x seq x seq, tokens.json content, per-item meta) for one item."""
     import torch
@@ -120,7 +131,7 @@ def capture_item(hf: Any, inp: Any, layers: list[int], heads: str) -> tuple[np.n
     n_prompt = int(enc["input_ids"].shape[1])
     torch.manual_seed(hf.seed)
     with torch.inference_mode():
-        seq = model.generate(**enc, generation_config=hf.generation_config)
+        seq = model.generate(**enc, generation_config=_no_placeholder(hf.generation_config, audio_token_id(model)))
     if not torch.is_tensor(seq):
         seq = seq.sequences
     new = seq[0, n_prompt:].tolist()
