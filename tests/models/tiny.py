@@ -207,8 +207,9 @@ def build_qwen2_5_omni(out: Path) -> Path:
                           num_mel_bins=128, output_dim=H),
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=H,
                            fullatt_block_indexes=[0]),
-        text_config=dict(**_qwen_text(tok), rope_parameters={"rope_type": "default", "rope_theta": 1e6,
-                                                               "mrope_section": MROPE_SECTION}),
+        # the published thinker's LM does not tie lm_head to the embeddings (the text config's default does)
+        text_config=dict(**_qwen_text(tok), tie_word_embeddings=False,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": MROPE_SECTION}),
         audio_token_index=ids["audio_token"], image_token_index=ids["image_token"],
         video_token_index=ids["video_token"], audio_start_token_id=ids["audio_bos_token"],
         audio_end_token_id=ids["audio_eos_token"], vision_start_token_id=ids["vision_bos_token"],
@@ -234,9 +235,10 @@ def build_qwen3_omni(out: Path) -> Path:
     thinker = T.Qwen3OmniMoeThinkerConfig(
         audio_config=dict(d_model=32, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64, output_dim=H,
                           downsample_hidden_size=16, num_mel_bins=128),
+        # image_size: the published config's field (vLLM reads it), num_position_embeddings ** 0.5 x patch_size
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=H,
-                           deepstack_visual_indexes=[0], num_position_embeddings=64),
-        text_config=dict(**_qwen_text(tok), moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+                           deepstack_visual_indexes=[0], num_position_embeddings=64, image_size=128),
+        text_config=dict(**_qwen_text(tok), tie_word_embeddings=False, moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
                          rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": MROPE_SECTION,
                                           "interleaved": True}),
         audio_token_id=ids["audio_token"], image_token_id=ids["image_token"], video_token_id=ids["video_token"],

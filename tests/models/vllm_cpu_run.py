@@ -71,7 +71,8 @@ def vllm_side(family: str, ckpt: str, batch: list[ModelInput]) -> tuple[list[dic
     t0 = time.perf_counter()
     outs = model.generate(batch)
     rate = len(batch) / (time.perf_counter() - t0)
-    raw = model.llm.generate(model.requests(batch), sampling_params=model.params, use_tqdm=False)
+    run = model.llm.chat if model.mode == "chat" else model.llm.generate  # chat: Voxtral's Mistral path
+    raw = run(model.requests(batch), sampling_params=model.params, use_tqdm=False)
     rows = [{"prompt_ids": list(r.prompt_token_ids), "token_ids": list(r.outputs[0].token_ids),
              "text": o.raw_output, "error": o.error, "extra": {k: v for k, v in o.extra.items()
                                                               if k != "finish_reason"}}
