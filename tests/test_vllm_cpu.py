@@ -38,6 +38,19 @@ BUILDERS = {"qwen2_audio": "build_qwen2_audio", "audioflamingo3": "build_audiofl
 # family -> (what vLLM 0.32 says when it tries the tiny checkpoint on CPU, why): docs/models.md names them too
 CANNOT_RUN: dict[str, tuple[str, str]] = {}
 RUNS = [f for f in BUILDERS if f not in CANNOT_RUN]
+# family -> what differs between hf and vLLM on its tiny checkpoint, measured (docs/models.md): strict, so a fix
+# shows up as a test to update
+PARITY_GAPS = {
+    "gemma3n": "same prompt ids and, without audio, the same next-token logprobs; with audio the first greedy token "
+               "differs on 24 of 32 items: vLLM keeps only a clip's own frames and fills the rest of the 188 audio "
+               "tokens with its padding embedding, transformers encodes the clip padded to 30 s (the hf family's "
+               "padding, so that an answer does not depend on its batch) and turns the padded frames into tokens too",
+}
+
+
+def parity(families):
+    return [pytest.param(f, marks=pytest.mark.xfail(reason=PARITY_GAPS[f], strict=True)) if f in PARITY_GAPS else f
+            for f in families]
 
 
 def in_env(*args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
@@ -78,10 +91,10 @@ def test_vllm_answers_every_item_and_hears_the_audio(family, runs):
     vllm = {i: r for i, r in zip(res["items"], res["vllm"])}
     assert [r["error"] for r in res["vllm"]] == [None] * len(res["items"])
     assert all(r["token_ids"] for r in res["vllm"])
-    # the same prompt with a tone and with silence: the audio reaches the model
-    tone, silence = vllm["i00"], vllm["i29"]
-    assert tone["prompt_ids"] != silence["prompt_ids"] or tone["token_ids"] != silence["token_ids"]
-    assert len({tuple(r["token_ids"]) for r in res["vllm"]}) > 1
+    # a 2 s tone and 2 s of silence, the same prompt ids: what the model says next depends on the audio
+    tone, silence = vllm["i03"], vllm["i29"]
+    assert tone["prompt_ids"] == silence["prompt_ids"]
+    assert tone["token_ids"] != silence["token_ids"] or abs(tone["first_logprob"] - silence["first_logprob"]) > 1e-6
 
 
 @pytest.mark.parametrize("family", RUNS)
@@ -91,7 +104,7 @@ def test_hf_and_vllm_feed_the_same_prompt_ids(family, runs):
     assert not differ, f"{family}: prompt ids differ on {differ}"
 
 
-@pytest.mark.parametrize("family", RUNS)
+@pytest.mark.parametrize("family", parity(RUNS))
 def test_hf_and_vllm_pick_the_same_greedy_tokens(family, runs):
     res = runs(family)
     differ = [(i, h["token_ids"], v["token_ids"]) for i, h, v in zip(res["items"], res["hf"], res["vllm"])

@@ -235,9 +235,10 @@ def build_qwen3_omni(out: Path) -> Path:
     thinker = T.Qwen3OmniMoeThinkerConfig(
         audio_config=dict(d_model=32, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64, output_dim=H,
                           downsample_hidden_size=16, num_mel_bins=128),
-        # image_size: the published config's field (vLLM reads it), num_position_embeddings ** 0.5 x patch_size
+        # image_size (num_position_embeddings ** 0.5 x patch_size) and apply_vit_abs_pos_embed: vLLM reads both
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=H,
-                           deepstack_visual_indexes=[0], num_position_embeddings=64, image_size=128),
+                           deepstack_visual_indexes=[0], num_position_embeddings=64, image_size=128,
+                           apply_vit_abs_pos_embed=True),
         text_config=dict(**_qwen_text(tok), tie_word_embeddings=False, moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
                          rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": MROPE_SECTION,
                                           "interleaved": True}),
@@ -298,6 +299,8 @@ def _gemma3n_tokenizer():
     raw = base.backend_tokenizer
     layout = {380: named["boi_token"], 381: named["boa_token"], 384: named["eoi_token"],
               385: named["image_token"], 448: named["eoa_token"], 449: named["audio_token"]}
+    # runs of newlines are single tokens in Gemma's vocabulary, and vLLM's Gemma 3n processor looks them up
+    raw.add_tokens(["\n", "\n\n", "\n\n\n", "\n\n\n\n"])
     assert raw.get_vocab_size() <= 380
     for i in range(raw.get_vocab_size(), 512):
         raw.add_special_tokens([layout.get(i, f"<unused{i}>")])
@@ -334,6 +337,17 @@ def build_gemma3n(out: Path) -> Path:
     return _finish(T.Gemma3nForConditionalGeneration(cfg), tok, out, proc)
 
 
+def _whisper_positions(model) -> None:
+    """Whisper's sinusoidal position table in the audio encoder, as the published weights hold it (a random init
+    otherwise): vLLM's Voxtral encoder computes the sinusoids itself and never reads the stored table."""
+    import torch
+    from transformers.models.whisper.modeling_whisper import sinusoids
+
+    table = next(m for name, m in model.named_modules() if name.split(".")[-1] == "audio_tower").embed_positions
+    with torch.no_grad():
+        table.weight.copy_(sinusoids(*table.weight.shape))
+
+
 def build_voxtral_with_processor(out: Path, n_vocab: int = 500, n_special: int = 100) -> Path:
     """Voxtral with its real processor: a small Tekken tokenizer file cut from the Tekken vocabulary that
     mistral-common ships in its wheel (first ``n_vocab`` byte-level merges), plus Voxtral's audio section
@@ -366,6 +380,7 @@ def build_voxtral_with_processor(out: Path, n_vocab: int = 500, n_special: int =
                          head_dim=HEAD_DIM, bos_token_id=bos, eos_token_id=eos, pad_token_id=pad),
         audio_token_id=tok.convert_tokens_to_ids("[AUDIO]"))
     model = T.VoxtralForConditionalGeneration(cfg).eval()
+    _whisper_positions(model)
     model.generation_config.eos_token_id, model.generation_config.pad_token_id = eos, pad
     model.save_pretrained(out)
     publish_key_names(out)

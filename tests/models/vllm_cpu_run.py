@@ -72,8 +72,11 @@ def vllm_side(family: str, ckpt: str, batch: list[ModelInput]) -> tuple[list[dic
     outs = model.generate(batch)
     rate = len(batch) / (time.perf_counter() - t0)
     run = model.llm.chat if model.mode == "chat" else model.llm.generate  # chat: Voxtral's Mistral path
-    raw = run(model.requests(batch), sampling_params=model.params, use_tqdm=False)
+    params = model.params.clone()
+    params.logprobs = 1  # the first token's logprob: audio moves it where a tiny model's greedy tokens stay put
+    raw = run(model.requests(batch), sampling_params=params, use_tqdm=False)
     rows = [{"prompt_ids": list(r.prompt_token_ids), "token_ids": list(r.outputs[0].token_ids),
+             "first_logprob": r.outputs[0].logprobs[0][r.outputs[0].token_ids[0]].logprob,
              "text": o.raw_output, "error": o.error, "extra": {k: v for k, v in o.extra.items()
                                                               if k != "finish_reason"}}
             for r, o in zip(raw, outs)]
