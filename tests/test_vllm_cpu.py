@@ -112,6 +112,14 @@ def test_hf_and_vllm_pick_the_same_greedy_tokens(family, runs):
     assert not differ, f"{family}: greedy tokens differ on {len(differ)}/{len(res['items'])} items: {differ[:3]}"
 
 
+@pytest.mark.parametrize("family", parity(RUNS))
+def test_hf_and_vllm_give_the_first_token_the_same_logprob(family, runs):
+    """Finer than the tokens: a tiny model can answer one token to everything (Voxtral's does, on both engines)."""
+    res = runs(family)
+    gaps = [abs(h["first_logprob"] - v["first_logprob"]) for h, v in zip(res["hf"], res["vllm"])]
+    assert max(gaps) < 1e-3, f"{family}: first-token logprob gaps up to {max(gaps):.2g}"
+
+
 @pytest.mark.parametrize("family", RUNS)
 def test_audio_truncated_is_recorded_as_the_hf_backend_records_it(family, runs):
     res = runs(family)

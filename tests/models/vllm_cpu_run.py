@@ -55,10 +55,12 @@ def hf_side(family: str, ckpt: str, batch: list[ModelInput]) -> tuple[list[dict]
     for it, out in zip(batch, outs):
         enc = model.encode([model.prepare(it)])
         with torch.inference_mode():
-            seq = model.model.generate(**enc, generation_config=model.generation_config)
-        seq = seq if torch.is_tensor(seq) else seq.sequences
+            gen = model.model.generate(**enc, generation_config=model.generation_config, output_scores=True,
+                                       return_dict_in_generate=True)
         n_in = enc["input_ids"].shape[1]
-        rows.append({"prompt_ids": enc["input_ids"][0].tolist(), "token_ids": seq[0, n_in:].tolist(),
+        tokens = gen.sequences[0, n_in:].tolist()
+        first = float(torch.log_softmax(gen.scores[0][0].float(), -1)[tokens[0]])
+        rows.append({"prompt_ids": enc["input_ids"][0].tolist(), "token_ids": tokens, "first_logprob": first,
                      "text": out.raw_output, "error": out.error, "extra": {k: v for k, v in out.extra.items()
                                                                          if k != "generation"}})
     model.close()
