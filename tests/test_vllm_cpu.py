@@ -6,8 +6,8 @@ published checkpoint's names) is built by the env's transformers, then tests/mod
 the hf and the vllm backends in that env (float32, greedy): the test reads what it recorded. One workflow run takes
 `backend: vllm` through generate -> parse -> score, the env reached as the `vllm` env of a software=venv run.
 
-A family vLLM 0.32 cannot run on CPU is listed in CANNOT_RUN with the error it gives, and its test checks that the
-error is still that one (so a vLLM release that fixes it shows up as a failing test to update).
+All six families run on vLLM 0.32's CPU engine; where hf and vLLM answer differently on purpose-built inputs the gap
+is listed in PARITY_GAPS with its cause and kept as a strict expected failure.
 """
 from __future__ import annotations
 
@@ -35,9 +35,7 @@ pytestmark = [
 BUILDERS = {"qwen2_audio": "build_qwen2_audio", "audioflamingo3": "build_audioflamingo3",
             "qwen2_5_omni": "build_qwen2_5_omni", "qwen3_omni": "build_qwen3_omni", "gemma3n": "build_gemma3n",
             "voxtral": "build_voxtral_with_processor"}
-# family -> (what vLLM 0.32 says when it tries the tiny checkpoint on CPU, why): docs/models.md names them too
-CANNOT_RUN: dict[str, tuple[str, str]] = {}
-RUNS = [f for f in BUILDERS if f not in CANNOT_RUN]
+RUNS = list(BUILDERS)
 # family -> what differs between hf and vLLM on its tiny checkpoint, measured (docs/models.md): strict, so a fix
 # shows up as a test to update
 PARITY_GAPS = {
@@ -132,12 +130,6 @@ def test_audio_truncated_is_recorded_as_the_hf_backend_records_it(family, runs):
     if family in ("qwen2_audio", "gemma3n"):
         assert hf_note == {"duration_s": 31.0, "model_max_s": 30.0}, hf_note
     assert not any(h for h, _ in notes[:longest])
-
-
-@pytest.mark.parametrize("family", sorted(CANNOT_RUN))
-def test_a_family_vllm_cannot_run_on_cpu_fails_with_its_known_error(family, runs):
-    res = runs(family)
-    assert CANNOT_RUN[family][0] in res.get("vllm_error", ""), res.get("vllm_error") or "it runs now: update CANNOT_RUN"
 
 
 @pytest.mark.skipif(not (CORE / ".installed").exists(), reason="needs the core env (.venv): make test-vllm")
