@@ -6,7 +6,7 @@ published checkpoint's names) is built by the env's transformers, then tests/mod
 the hf and the vllm backends in that env (float32, greedy): the test reads what it recorded. One workflow run takes
 `backend: vllm` through generate -> parse -> score, the env reached as the `vllm` env of a software=venv run.
 
-All six families run on vLLM 0.32's CPU engine; where hf and vLLM answer differently on purpose-built inputs the gap
+All six families run on vLLM 0.32's CPU engine; where hf and vLLM answer differently the gap
 is listed in PARITY_GAPS with its cause and kept as a strict expected failure.
 """
 from __future__ import annotations
