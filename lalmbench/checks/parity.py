@@ -169,7 +169,7 @@ def engine_parity_markdown(table: pd.DataFrame) -> str:
             f"i{r.first_diff_item:02.0f}, token {_num(r.first_diff_position)}, "
             f"{_num(r.hf_gap, '{:.3g}')} / {_num(r.vllm_gap, '{:.3g}')}")
         out.append(f"| {r.family} | {runs} | {_num(r.prompt_ids_equal)}/{n} | {_num(r.greedy_equal)}/{n} | {diff} | "
-                   f"{_num(r.hf_items_per_s, '{:.2g}')} / {_num(r.vllm_items_per_s, '{:.2g}')} |")
+                   f"{_num(r.hf_items_per_s, '{:.3g}')} / {_num(r.vllm_items_per_s, '{:.3g}')} |")
     for machine, part in table.groupby("machine", sort=False):
         out.append(f"\nOn {machine}: load average (1 min) up to {part['load_1min'].max():.1f}, "
                    f"{part['date'].min()} to {part['date'].max()}, commit {', '.join(part['commit'].unique())}.")
