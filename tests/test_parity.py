@@ -67,3 +67,48 @@ def test_from_files(tmp_path):
     assert (res["n_agree"], res["n_compared"]) == (1, 2) and res["files"][1].endswith("vllm.parquet")
     with pytest.raises(InputError, match="missing.parquet: decisions file for the parity check not found"):
         answer_agreement_files(tmp_path / "hf.parquet", tmp_path / "missing.parquet")
+
+
+def _record_run(results, family, figures, machine="x86_64 Test CPU, 2 CPUs, vLLM CPU engine"):
+    from bench.record import record
+
+    from lalmbench.checks.parity import ENGINE_FIGURES, engine_parity_label
+
+    for key, value in figures.items():
+        record("vllm_cpu_parity", engine_parity_label(family, key, machine), value, ENGINE_FIGURES[key][1],
+               results_dir=results)
+
+
+def test_engine_parity_record_reads_back_as_one_row_per_family(tmp_path, capsys):
+    from lalmbench.checks.parity import main, read_engine_parity
+
+    same = {"items": 33, "vllm_answered": 33, "prompt_ids_equal": 33, "greedy_equal": 33, "hf_items_per_s": 1.3,
+            "vllm_items_per_s": 2.3}
+    differs = {**same, "greedy_equal": 9, "first_diff_item": 1, "first_diff_position": 0, "hf_gap": 0.41,
+               "vllm_gap": 0.0003}
+    _record_run(tmp_path, "qwen2_audio", differs)  # an older run that differed ...
+    _record_run(tmp_path, "gemma3n", differs)
+    _record_run(tmp_path, "qwen2_audio", same)  # ... rerun: its old first difference is not carried over
+    table = read_engine_parity(tmp_path / "vllm_cpu_parity.jsonl").set_index("family")
+    assert list(table.index) == ["qwen2_audio", "gemma3n"]
+    assert table.loc["qwen2_audio", "greedy_equal"] == 33 and pd.isna(table.loc["qwen2_audio", "first_diff_item"])
+    assert table.loc["gemma3n", ["greedy_equal", "first_diff_position", "hf_gap"]].tolist() == [9, 0, 0.41]
+    assert table.loc["gemma3n", "machine"] == "x86_64 Test CPU, 2 CPUs, vLLM CPU engine"
+    assert main([str(tmp_path / "vllm_cpu_parity.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "| qwen2_audio | yes | 33/33 | 33/33 | — | 1.3 / 2.3 |" in out
+    assert "| gemma3n | yes | 33/33 | 9/33 | i01, token 0, 0.41 / 0.0003 | 1.3 / 2.3 |" in out
+    assert "On x86_64 Test CPU, 2 CPUs, vLLM CPU engine: load average (1 min) up to" in out
+
+
+def test_engine_parity_record_refuses_a_foreign_line_and_a_missing_file(tmp_path, capsys):
+    from bench.record import record
+
+    from lalmbench.checks.parity import main, read_engine_parity
+
+    _record_run(tmp_path, "voxtral", {"items": 32})
+    record("vllm_cpu_parity", "voxtral: tokens per second [x86_64 Test CPU]", 5.0, "tokens/s", results_dir=tmp_path)
+    with pytest.raises(InputError, match=r"vllm_cpu_parity.jsonl:2: 'voxtral: tokens per second \[x86_64 Test CPU\]'"):
+        read_engine_parity(tmp_path / "vllm_cpu_parity.jsonl")
+    assert main([str(tmp_path / "none.jsonl")]) == 2
+    assert "no engine parity record (run `python bench/vllm_cpu_parity.py`)" in capsys.readouterr().err

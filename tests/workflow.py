@@ -27,6 +27,16 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
+def link_env(src: Path, dest: Path) -> Path:
+    """A venv_root entry that runs `src` without writing into it: symlinks + an own `.ready`."""
+    dest.mkdir(parents=True)
+    for name in ("bin", "lib", "lib64", "include", "pyvenv.cfg"):
+        if (src / name).exists():
+            (dest / name).symlink_to(src / name)
+    (dest / ".ready").touch()
+    return dest
+
+
 def snakemake(wd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
     # --configfile takes several values: always pass it as --configfile=<path> before targets

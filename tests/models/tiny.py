@@ -10,6 +10,7 @@ on the audio, which is what the tests check.
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,12 @@ CORPUS = [
     "Which sound comes first? Options: bird, car horn, siren, applause.",
 ] * 20
 
-H = 64  # hidden size of every tiny text model
+# Every tiny text model: hidden size H, 2 attention heads of HEAD_DIM = H / 2 (vLLM's CPU attention takes head sizes
+# 32, 64, 80, ... and its Qwen2 derives the head size from hidden_size / heads, as the published checkpoints do)
+H = 128
+HEAD_DIM = 64
+# Qwen's multimodal rope splits head_dim / 2 rotary pairs into (time, height, width): the real [16, 24, 24] of 128
+MROPE_SECTION = [8, 12, 12]
 
 HAS_TORCHVISION = importlib.util.find_spec("torchvision") is not None
 HAS_MISTRAL_COMMON = importlib.util.find_spec("mistral_common") is not None
@@ -52,8 +58,30 @@ def tone(seconds: float, freq: float = 440.0, sr: int = 16000, seed: int = 0) ->
 
 def _qwen_text(tok, **extra) -> dict:
     return dict(vocab_size=len(tok), hidden_size=H, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+                num_attention_heads=H // HEAD_DIM, num_key_value_heads=1, head_dim=HEAD_DIM,
+                max_position_embeddings=4096,
                 eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, **extra)
+
+
+# The published checkpoints' weight names, which vLLM's loaders read as they are (transformers maps them on load):
+# transformers 5.19 (the vllm envs' pin) saves a composite model's LM as language_model.model.model.*, 5.23 as the
+# published language_model.model.*
+PUBLISHED_NAMES = [(re.compile(r"^language_model\.model\.model\."), "language_model.model.")]
+
+
+def publish_key_names(out: Path) -> None:
+    """Rewrite ``out``'s weights under the published checkpoint's names (a no-op where they already are)."""
+    from safetensors.torch import load_file, save_file
+
+    path = out / "model.safetensors"
+    weights = load_file(path)
+    renamed = {}
+    for key, value in weights.items():
+        for pattern, repl in PUBLISHED_NAMES:
+            key = pattern.sub(repl, key)
+        renamed[key] = value
+    if list(renamed) != list(weights):
+        save_file(renamed, path, metadata={"format": "pt"})
 
 
 def _finish(model, tok, out: Path, processor=None) -> Path:
@@ -61,6 +89,7 @@ def _finish(model, tok, out: Path, processor=None) -> Path:
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     model.save_pretrained(out)
+    publish_key_names(out)
     (processor or tok).save_pretrained(out)
     return out
 
@@ -178,8 +207,9 @@ def build_qwen2_5_omni(out: Path) -> Path:
                           num_mel_bins=128, output_dim=H),
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=H,
                            fullatt_block_indexes=[0]),
-        text_config=dict(**_qwen_text(tok), rope_parameters={"rope_type": "default", "rope_theta": 1e6,
-                                                               "mrope_section": [2, 3, 3]}),
+        # the published thinker's LM does not tie lm_head to the embeddings (the text config's default does)
+        text_config=dict(**_qwen_text(tok), tie_word_embeddings=False,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": MROPE_SECTION}),
         audio_token_index=ids["audio_token"], image_token_index=ids["image_token"],
         video_token_index=ids["video_token"], audio_start_token_id=ids["audio_bos_token"],
         audio_end_token_id=ids["audio_eos_token"], vision_start_token_id=ids["vision_bos_token"],
@@ -205,11 +235,13 @@ def build_qwen3_omni(out: Path) -> Path:
     thinker = T.Qwen3OmniMoeThinkerConfig(
         audio_config=dict(d_model=32, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64, output_dim=H,
                           downsample_hidden_size=16, num_mel_bins=128),
+        # image_size (num_position_embeddings ** 0.5 x patch_size) and apply_vit_abs_pos_embed: vLLM reads both
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=H,
-                           deepstack_visual_indexes=[0], num_position_embeddings=64),
-        text_config=dict(**_qwen_text(tok), head_dim=16, moe_intermediate_size=32, num_experts=4,
-                         num_experts_per_tok=2, rope_parameters={"rope_type": "default", "rope_theta": 1e6,
-                                                                 "mrope_section": [2, 3, 3], "interleaved": True}),
+                           deepstack_visual_indexes=[0], num_position_embeddings=64, image_size=128,
+                           apply_vit_abs_pos_embed=True),
+        text_config=dict(**_qwen_text(tok), tie_word_embeddings=False, moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": MROPE_SECTION,
+                                          "interleaved": True}),
         audio_token_id=ids["audio_token"], image_token_id=ids["image_token"], video_token_id=ids["video_token"],
         audio_start_token_id=ids["audio_bos_token"], user_token_id=0)
     thinker.vision_start_token_id = ids["vision_bos_token"]
@@ -233,8 +265,8 @@ def build_voxtral(out: Path) -> Path:
         audio_config=dict(hidden_size=32, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
                           num_mel_bins=128),
         text_config=dict(model_type="llama", vocab_size=len(tok), hidden_size=H, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id),
+                         num_hidden_layers=2, num_attention_heads=H // HEAD_DIM, num_key_value_heads=1,
+                         head_dim=HEAD_DIM, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id),
         audio_token_id=tok.convert_tokens_to_ids("[AUDIO]"))
     return _finish(T.VoxtralForConditionalGeneration(cfg), tok, out)
 
@@ -267,6 +299,8 @@ def _gemma3n_tokenizer():
     raw = base.backend_tokenizer
     layout = {380: named["boi_token"], 381: named["boa_token"], 384: named["eoi_token"],
               385: named["image_token"], 448: named["eoa_token"], 449: named["audio_token"]}
+    # runs of newlines are single tokens in Gemma's vocabulary, and vLLM's Gemma 3n processor looks them up
+    raw.add_tokens(["\n", "\n\n", "\n\n\n", "\n\n\n\n"])
     assert raw.get_vocab_size() <= 380
     for i in range(raw.get_vocab_size(), 512):
         raw.add_special_tokens([layout.get(i, f"<unused{i}>")])
@@ -288,7 +322,7 @@ def build_gemma3n(out: Path) -> Path:
                    "audio_token": 449}, ids
     cfg = T.Gemma3nConfig(
         text_config=dict(vocab_size=512, vocab_size_per_layer_input=384, hidden_size=H, intermediate_size=128,
-                         num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+                         num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=1, head_dim=HEAD_DIM,
                          hidden_size_per_layer_input=8, num_kv_shared_layers=2, laurel_rank=4, sliding_window=64,
                          layer_types=["sliding_attention", "full_attention"] * 2, activation_sparsity_pattern=[0.0] * 4,
                          pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id),
@@ -301,6 +335,17 @@ def build_gemma3n(out: Path) -> Path:
                               image_processor=T.SiglipImageProcessor(), tokenizer=tok, chat_template=GEMMA_CHAT,
                               audio_seq_length=188, image_seq_length=4)  # 188 = the real 30 s budget
     return _finish(T.Gemma3nForConditionalGeneration(cfg), tok, out, proc)
+
+
+def _whisper_positions(model) -> None:
+    """Whisper's sinusoidal position table in the audio encoder, as the published weights hold it (a random init
+    otherwise): vLLM's Voxtral encoder computes the sinusoids itself and never reads the stored table."""
+    import torch
+    from transformers.models.whisper.modeling_whisper import sinusoids
+
+    table = next(m for name, m in model.named_modules() if name.split(".")[-1] == "audio_tower").embed_positions
+    with torch.no_grad():
+        table.weight.copy_(sinusoids(*table.weight.shape))
 
 
 def build_voxtral_with_processor(out: Path, n_vocab: int = 500, n_special: int = 100) -> Path:
@@ -331,11 +376,91 @@ def build_voxtral_with_processor(out: Path, n_vocab: int = 500, n_special: int =
         audio_config=dict(hidden_size=32, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
                           num_mel_bins=128),
         text_config=dict(model_type="llama", vocab_size=n_special + n_vocab, hidden_size=H, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                         bos_token_id=bos, eos_token_id=eos, pad_token_id=pad),
+                         num_hidden_layers=2, num_attention_heads=H // HEAD_DIM, num_key_value_heads=1,
+                         head_dim=HEAD_DIM, bos_token_id=bos, eos_token_id=eos, pad_token_id=pad),
         audio_token_id=tok.convert_tokens_to_ids("[AUDIO]"))
     model = T.VoxtralForConditionalGeneration(cfg).eval()
+    _whisper_positions(model)
     model.generation_config.eos_token_id, model.generation_config.pad_token_id = eos, pad
     model.save_pretrained(out)
+    publish_key_names(out)
     T.VoxtralProcessor(feature_extractor=T.WhisperFeatureExtractor(feature_size=128), tokenizer=tok).save_pretrained(out)
+    write_voxtral_mistral_format(out, cfg)
     return out
+
+
+# Voxtral's hub repos also hold the Mistral layout, which vLLM loads (config_format/load_format mistral):
+# params.json and consolidated.safetensors, whose names map onto the HF ones as vLLM's loader reads them
+_MISTRAL_NAMES = [
+    (r"language_model\.model\.embed_tokens\.", "mm_whisper_embeddings.tok_embeddings."),
+    (r"language_model\.model\.norm\.", "norm."),
+    (r"language_model\.lm_head\.", "output."),
+    (r"language_model\.model\.layers\.(\d+)\.self_attn\.([qkvo])_proj\.", r"layers.\1.attention.w\2."),
+    (r"language_model\.model\.layers\.(\d+)\.input_layernorm\.", r"layers.\1.attention_norm."),
+    (r"language_model\.model\.layers\.(\d+)\.post_attention_layernorm\.", r"layers.\1.ffn_norm."),
+    (r"language_model\.model\.layers\.(\d+)\.mlp\.gate_proj\.", r"layers.\1.feed_forward.w1."),
+    (r"language_model\.model\.layers\.(\d+)\.mlp\.down_proj\.", r"layers.\1.feed_forward.w2."),
+    (r"language_model\.model\.layers\.(\d+)\.mlp\.up_proj\.", r"layers.\1.feed_forward.w3."),
+    (r"audio_tower\.conv([12])\.", lambda m: f"mm_whisper_embeddings.whisper_encoder.conv_layers.{int(m[1]) - 1}.conv."),
+    (r"audio_tower\.layers\.(\d+)\.self_attn\.([qkv])_proj\.",
+     r"mm_whisper_embeddings.whisper_encoder.transformer.layers.\1.attention.w\2."),
+    (r"audio_tower\.layers\.(\d+)\.self_attn\.out_proj\.",
+     r"mm_whisper_embeddings.whisper_encoder.transformer.layers.\1.attention.wo."),
+    (r"audio_tower\.layers\.(\d+)\.self_attn_layer_norm\.",
+     r"mm_whisper_embeddings.whisper_encoder.transformer.layers.\1.attention_norm."),
+    (r"audio_tower\.layers\.(\d+)\.final_layer_norm\.",
+     r"mm_whisper_embeddings.whisper_encoder.transformer.layers.\1.ffn_norm."),
+    (r"audio_tower\.layers\.(\d+)\.fc([12])\.",
+     r"mm_whisper_embeddings.whisper_encoder.transformer.layers.\1.feed_forward.w\2."),
+    (r"audio_tower\.layer_norm\.", "mm_whisper_embeddings.whisper_encoder.transformer.norm."),
+    (r"multi_modal_projector\.linear_1\.", "mm_whisper_embeddings.audio_language_projection.0."),
+    (r"multi_modal_projector\.linear_2\.", "mm_whisper_embeddings.audio_language_projection.2."),
+]
+
+
+def _mistral_rotary_order(w, n_heads: int):
+    """HF's q/k rows (rotate-half pairs) back in Mistral's interleaved order: the inverse of the permutation
+    vLLM's Mistral loader (and transformers' conversion script) applies."""
+    rows, cols = w.shape
+    return w.view(n_heads, 2, rows // n_heads // 2, cols).transpose(1, 2).reshape(rows, cols).contiguous()
+
+
+def write_voxtral_mistral_format(out: Path, cfg) -> None:
+    """params.json + consolidated.safetensors holding the same weights as model.safetensors."""
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    text, audio = cfg.text_config, cfg.audio_config
+    weights = {}
+    for key, value in load_file(out / "model.safetensors").items():
+        if key == "audio_tower.embed_positions.weight":
+            continue  # sinusoidal: vLLM's Whisper encoder makes its own
+        for pattern, repl in _MISTRAL_NAMES:
+            new, n = re.subn("^" + pattern, repl, key)
+            if n:
+                break
+        else:
+            raise ValueError(f"Voxtral weight {key!r} has no Mistral name")
+        if new.startswith("layers.") and ".attention.wq." in new:
+            value = _mistral_rotary_order(value, text.num_attention_heads)
+        elif new.startswith("layers.") and ".attention.wk." in new:
+            value = _mistral_rotary_order(value, text.num_key_value_heads)
+        weights[new] = value
+    save_file(weights, out / "consolidated.safetensors", metadata={"format": "pt"})
+    params = {
+        "dim": text.hidden_size, "n_layers": text.num_hidden_layers, "head_dim": text.head_dim,
+        "hidden_dim": text.intermediate_size, "n_heads": text.num_attention_heads,
+        "n_kv_heads": text.num_key_value_heads, "rope_theta": text.rope_parameters["rope_theta"],
+        "norm_eps": text.rms_norm_eps, "vocab_size": text.vocab_size,
+        "max_position_embeddings": text.max_position_embeddings,
+        "multimodal": {"whisper_model_args": {
+            "encoder_args": {"dim": audio.hidden_size, "n_layers": audio.num_hidden_layers,
+                             "hidden_dim": audio.intermediate_size, "n_heads": audio.num_attention_heads,
+                             "head_dim": audio.hidden_size // audio.num_attention_heads, "vocab_size": 51866,
+                             "max_source_positions": audio.max_source_positions,
+                             "audio_encoding_args": {"num_mel_bins": audio.num_mel_bins, "window_size": 400,
+                                                     "sampling_rate": 16000, "hop_length": 160}},
+            "downsample_args": {"downsample_factor": cfg.audio_config.intermediate_size // audio.hidden_size}}},
+    }
+    (out / "params.json").write_text(json.dumps(params, indent=2))
