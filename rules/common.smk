@@ -26,6 +26,7 @@ from lalmbench.core.provenance import config_hash
 from lalmbench.workflow.rulegrid import Untracked
 from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
+from lalmbench.workflow.driver import executes, recover, register
 
 
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
@@ -253,6 +254,12 @@ if workflow.is_main_process and (_profile := slurm_profile(sys.argv, os.environ,
         raise ConfigError(f"invalid config ({' + '.join(CONFIG_FILES)}) for the cluster: no partition fits\n  {_lines}\n"
                           f"Lower the model's resources, or describe your cluster's partitions "
                           f"(generate-slurm-partition-config -o {_partitions})")
+
+# A Snakemake killed mid-run (SIGKILL, a closed login session) leaves its lock, and under SLURM its jobs: the
+# next run of the same command cancels those jobs, removes the lock and goes on (lalmbench.workflow.driver).
+if workflow.is_main_process and executes(sys.argv, is_dry_run(sys.argv)):
+    recover(Path.cwd(), slurm=slurm_profile(sys.argv, os.environ, Path.cwd()) is not None)
+    register(Path.cwd())
 
 
 def model_fp(w):
