@@ -72,10 +72,11 @@ slurm-down:
 slurm-status:
 	tests/slurm/cluster.sh status
 
-# The tests marked `slurm` (tests/test_slurm_cluster.py): each starts its own cluster in a temporary
-# directory and runs the exact `snakemake --profile slurm results/all.tsv` on it (they skip without the packages).
+# The tests marked `slurm` (tests/test_slurm_cluster.py, tests/test_slurm_faults.py): each module starts its own
+# cluster in a temporary directory and runs the exact `snakemake --profile slurm results/all.tsv` on it (they skip
+# without the packages).
 test-slurm: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest -m slurm tests/test_slurm_cluster.py
+	$(VENV)/bin/python -m pytest -m slurm tests/test_slurm_cluster.py tests/test_slurm_faults.py
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
 test-fast: $(VENV)/.installed $(VENV)/.config_guard yamnet

@@ -256,9 +256,11 @@ if workflow.is_main_process and (_profile := slurm_profile(sys.argv, os.environ,
                           f"(generate-slurm-partition-config -o {_partitions})")
 
 # A Snakemake killed mid-run (SIGKILL, a closed login session) leaves its lock, and under SLURM its jobs: the
-# next run of the same command cancels those jobs, removes the lock and goes on (lalmbench.workflow.driver).
+# next SLURM run of the same command cancels those jobs, removes the lock and goes on (lalmbench.workflow.driver).
+# Every run that executes jobs, local too, records itself, so a live one's lock is never taken for stale.
 if workflow.is_main_process and executes(sys.argv, is_dry_run(sys.argv)):
-    recover(Path.cwd(), slurm=slurm_profile(sys.argv, os.environ, Path.cwd()) is not None)
+    if slurm_profile(sys.argv, os.environ, Path.cwd()):
+        recover(Path.cwd())
     register(Path.cwd())
 
 

@@ -14,6 +14,12 @@ import pytest
 from lalmbench.workflow import driver
 
 
+@pytest.fixture(autouse=True)
+def no_slurm_jobs(monkeypatch):
+    """No jobs left in the directory: what squeue says is checked on the real SLURM (test_slurm_faults)."""
+    monkeypatch.setattr(driver, "left_jobs", lambda root: [])
+
+
 def _lock(root):
     d = root / driver.LOCKS
     d.mkdir(parents=True, exist_ok=True)
@@ -37,7 +43,7 @@ def _dead_pid() -> int:
 def test_the_lock_of_a_killed_snakemake_is_removed_and_said(tmp_path, capsys):
     _lock(tmp_path)
     _record(tmp_path, host=socket.gethostname(), pid=_dead_pid(), start="1", started="2026-01-01 00:00:00")
-    driver.recover(tmp_path, slurm=False)
+    driver.recover(tmp_path)
     assert not list((tmp_path / driver.LOCKS).glob("*.lock"))
     assert not list((tmp_path / driver.DRIVERS).glob("*.json"))
     assert "removed the locks of a Snakemake that is no longer running" in capsys.readouterr().err
@@ -46,7 +52,7 @@ def test_the_lock_of_a_killed_snakemake_is_removed_and_said(tmp_path, capsys):
 def test_a_pid_reused_by_another_process_is_not_the_driver(tmp_path):
     _lock(tmp_path)
     _record(tmp_path, host=socket.gethostname(), pid=os.getpid(), start="not-its-start-time")
-    driver.recover(tmp_path, slurm=False)
+    driver.recover(tmp_path)
     assert not list((tmp_path / driver.LOCKS).glob("*.lock"))
 
 
@@ -57,7 +63,7 @@ def test_a_lock_that_may_belong_to_a_running_snakemake_stays(tmp_path, case):
         _record(tmp_path, host=socket.gethostname(), pid=os.getpid(), start=driver._start_time(os.getpid()))
     elif case == "fresh on another host":
         _record(tmp_path, host="login-2", pid=1234, start="1")
-    driver.recover(tmp_path, slurm=False)
+    driver.recover(tmp_path)
     assert list((tmp_path / driver.LOCKS).glob("*.lock"))
 
 
@@ -66,8 +72,19 @@ def test_a_record_on_another_host_goes_stale_without_heartbeats(tmp_path):
     path = _record(tmp_path, host="login-2", pid=1234, start="1")
     old = time.time() - driver.STALE_S - 1
     os.utime(path, (old, old))
-    driver.recover(tmp_path, slurm=False)
+    driver.recover(tmp_path)
     assert not list((tmp_path / driver.LOCKS).glob("*.lock"))
+
+
+def test_a_lock_stays_when_the_left_jobs_cannot_be_listed(tmp_path, monkeypatch, capsys):
+    def no_squeue(root):
+        raise FileNotFoundError("squeue")
+    monkeypatch.setattr(driver, "left_jobs", no_squeue)
+    _lock(tmp_path)
+    _record(tmp_path, host=socket.gethostname(), pid=_dead_pid(), start="1")
+    driver.recover(tmp_path)
+    assert list((tmp_path / driver.LOCKS).glob("*.lock"))
+    assert "could not be listed or cancelled" in capsys.readouterr().err
 
 
 def test_register_records_this_process_as_alive(tmp_path):
@@ -75,7 +92,7 @@ def test_register_records_this_process_as_alive(tmp_path):
     rec = json.loads(path.read_text())
     assert driver._alive(rec, path, time.time())
     _lock(tmp_path)
-    driver.recover(tmp_path, slurm=False)
+    driver.recover(tmp_path)
     assert list((tmp_path / driver.LOCKS).glob("*.lock"))
 
 

@@ -7,7 +7,7 @@ would submit them again, and two generate jobs would append to one prediction ca
 by design (lalmbench.inference.cache).
 
 Every run that executes jobs records itself (host, pid, the process's start time) in ``.snakemake/lalmbench/
-drivers/`` and touches its record every minute. At the next such run, when locks exist and every recorded driver
+drivers/`` and touches its record every minute. At the next SLURM run, when locks exist and every recorded driver
 is gone (on this host: its pid no longer runs the recorded process; on another host: its record untouched for
 ``STALE_S``), the run cancels the SLURM jobs left in this directory (their finished predictions are in the
 cache), waits until they have ended, and removes the stale locks (what ``--unlock`` does), saying so on stderr.
@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -136,9 +135,11 @@ def cancel_left_jobs(root: Path, wait_s: float = CANCEL_WAIT_S) -> list[str]:
     return ids
 
 
-def recover(root: Path, slurm: bool) -> None:
-    """Before this run locks ``root``: when locks exist and no recorded driver may still run, cancel the
-    jobs the gone drivers left (``slurm``: the run submits to SLURM) and remove their locks and records."""
+def recover(root: Path) -> None:
+    """Before a SLURM run locks ``root``: when locks exist and no recorded driver may still run, cancel the
+    jobs the gone drivers left and remove their locks and records. Only SLURM runs recover: there the jobs a
+    driver left can be listed and stopped; the processes of a killed local run are not tracked, so a local
+    run keeps Snakemake's own advice (``--unlock``, once nothing of the old run is left running)."""
     locks = sorted((root / LOCKS).glob("*.lock"))
     records = _records(root)
     if not locks:
@@ -149,8 +150,12 @@ def recover(root: Path, slurm: bool) -> None:
         return  # a driver may still run, or the locks are not ours to judge: Snakemake's lock check decides
     gone = ", ".join(f"pid {r.get('pid', '?')} on {r.get('host', '?')} (started {r.get('started', '?')})"
                      for _, r in records)
-    if slurm and shutil.which("squeue"):
+    try:
         cancel_left_jobs(root)
+    except (OSError, subprocess.SubprocessError) as exc:
+        _say(f"the directory is locked by a Snakemake that is no longer running ({gone}), but its SLURM jobs "
+             f"could not be listed or cancelled ({exc}); leaving the lock")
+        return
     for lock in locks:
         lock.unlink(missing_ok=True)
     for path, _ in records:
