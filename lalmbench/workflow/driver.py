@@ -1,0 +1,163 @@
+"""The Snakemake that runs the workflow (the *driver*) and what a killed one leaves behind.
+
+Snakemake locks the working directory for a run (``.snakemake/locks``) and removes the lock when it ends. A
+driver killed by SIGKILL, the OOM killer or a closed login session leaves the lock, and the next run stops with
+"Directory cannot be locked ... --unlock". Under SLURM it also leaves its jobs queued or running: the next run
+would submit them again, and two generate jobs would append to one prediction cache file, which has one writer
+by design (lalmbench.inference.cache).
+
+Every run that executes jobs records itself (host, pid, the process's start time) in ``.snakemake/lalmbench/
+drivers/`` and touches its record every minute. At the next SLURM run, when locks exist and every recorded driver
+is gone (on this host: its pid no longer runs the recorded process; on another host: its record untouched for
+``STALE_S``), the run cancels the SLURM jobs left in this directory (their finished predictions are in the
+cache), waits until they have ended, and removes the stale locks (what ``--unlock`` does), saying so on stderr.
+While any recorded driver may still be running, nothing is touched and Snakemake's own lock check decides.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+DRIVERS = Path(".snakemake") / "lalmbench" / "drivers"
+LOCKS = Path(".snakemake") / "locks"
+HEARTBEAT_S = 60
+#: a record on another host untouched this long belongs to a driver that is gone
+STALE_S = 5 * HEARTBEAT_S
+#: how long to wait for cancelled jobs to leave the queue (SLURM's KillWait is 30 s by default)
+CANCEL_WAIT_S = 300
+#: Snakemake options that execute no job (and take no lock): such runs neither record nor clean up
+NO_EXECUTION = frozenset({
+    "--lint", "--unlock", "--nolock", "--list", "-l", "--list-target-rules", "--lt", "--summary", "-S",
+    "--detailed-summary", "-D", "--dag", "--rulegraph", "--filegraph", "--d3dag", "--report", "--containerize",
+    "--cleanup-metadata", "--cm", "--print-compilation", "--list-changes", "--lc", "--list-code-changes",
+    "--list-input-changes", "--li", "--list-params-changes", "--lp", "--archive", "--delete-all-output",
+    "--delete-temp-output", "--generate-unit-tests", "--touch", "-t", "--version", "-v", "--help", "-h",
+    "--cleanup-shadow", "--conda-create-envs-only", "--conda-cleanup-envs", "--compile-wrappers",
+})
+
+
+def executes(argv: list[str], dry_run: bool) -> bool:
+    """Whether this command line runs jobs (and so takes the directory's lock)."""
+    return not dry_run and not any(a.split("=", 1)[0] in NO_EXECUTION for a in argv[1:])
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (clock ticks since boot, /proc/<pid>/stat field 22): a pid reused by
+    another process has another; None when no such process runs (or there is no /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()[19]
+
+
+def _alive(record: dict, path: Path, now: float) -> bool:
+    if record.get("host") != socket.gethostname():
+        return now - path.stat().st_mtime < STALE_S
+    return _start_time(int(record["pid"])) == record.get("start")
+
+
+def _records(root: Path) -> list[tuple[Path, dict]]:
+    out = []
+    for path in sorted((root / DRIVERS).glob("*.json")):
+        try:
+            out.append((path, json.loads(path.read_text())))
+        except (OSError, ValueError):  # torn by a kill mid-write: it cannot name a live driver
+            out.append((path, {}))
+    return out
+
+
+def register(root: Path) -> Path:
+    """Record this process as a driver of ``root``; the record is touched every HEARTBEAT_S and removed at exit."""
+    pid = os.getpid()
+    record = {"host": socket.gethostname(), "pid": pid, "start": _start_time(pid), "argv": sys.argv,
+              "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    path = root / DRIVERS / f"{record['host']}-{pid}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
+
+    def beat():
+        while True:
+            time.sleep(HEARTBEAT_S)
+            try:
+                os.utime(path)
+            except OSError:
+                return
+
+    threading.Thread(target=beat, name="lalmbench-driver-heartbeat", daemon=True).start()
+    atexit.register(lambda: path.unlink(missing_ok=True))
+    return path
+
+
+def _say(msg: str) -> None:
+    print(f"lalmbench: {msg}", file=sys.stderr, flush=True)
+
+
+def left_jobs(root: Path) -> list[tuple[str, str, str]]:
+    """(job id, state, comment) of this user's SLURM jobs that a Snakemake submitted from ``root``
+    (the executor plugin's comment ``rule_...``) and that have not ended."""
+    out = subprocess.run(["squeue", "--me", "--noheader", "--format=%i|%T|%Z|%k"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    here = root.resolve()
+    jobs = []
+    for line in out.splitlines():
+        job_id, state, workdir, comment = (line.split("|", 3) + ["", "", ""])[:4]
+        if comment.startswith("rule_") and Path(workdir).resolve() == here:
+            jobs.append((job_id, state, comment))
+    return jobs
+
+
+def cancel_left_jobs(root: Path, wait_s: float = CANCEL_WAIT_S) -> list[str]:
+    """scancel the jobs a gone driver left in ``root`` and wait until SLURM lists none of them."""
+    jobs = left_jobs(root)
+    if not jobs:
+        return []
+    ids = [j for j, _, _ in jobs]
+    _say(f"cancelling {len(jobs)} SLURM job(s) the killed Snakemake left in this directory (their finished "
+         "predictions are kept in the prediction cache; this run submits what is still due): "
+         + ", ".join(f"{j} {s} {c.removeprefix('rule_')}" for j, s, c in jobs))
+    subprocess.run(["scancel", *ids], capture_output=True, text=True, timeout=60, check=True)
+    deadline = time.monotonic() + wait_s
+    while set(ids) & {j for j, _, _ in left_jobs(root)}:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"SLURM job(s) {' '.join(ids)} of a killed Snakemake still listed {wait_s:.0f} s "
+                               "after scancel; run again once `squeue --me` no longer shows them")
+        time.sleep(2)
+    return ids
+
+
+def recover(root: Path) -> None:
+    """Before a SLURM run locks ``root``: when locks exist and no recorded driver may still run, cancel the
+    jobs the gone drivers left and remove their locks and records. Only SLURM runs recover: there the jobs a
+    driver left can be listed and stopped; the processes of a killed local run are not tracked, so a local
+    run keeps Snakemake's own advice (``--unlock``, once nothing of the old run is left running)."""
+    locks = sorted((root / LOCKS).glob("*.lock"))
+    records = _records(root)
+    if not locks:
+        return
+    now = time.time()
+    live = [r for path, r in records if r and _alive(r, path, now)]
+    if live or not records:
+        return  # a driver may still run, or the locks are not ours to judge: Snakemake's lock check decides
+    gone = ", ".join(f"pid {r.get('pid', '?')} on {r.get('host', '?')} (started {r.get('started', '?')})"
+                     for _, r in records)
+    try:
+        cancel_left_jobs(root)
+    except (OSError, subprocess.SubprocessError) as exc:
+        _say(f"the directory is locked by a Snakemake that is no longer running ({gone}), but its SLURM jobs "
+             f"could not be listed or cancelled ({exc}); leaving the lock")
+        return
+    for lock in locks:
+        lock.unlink(missing_ok=True)
+    for path, _ in records:
+        path.unlink(missing_ok=True)
+    _say(f"removed the locks of a Snakemake that is no longer running ({gone}); going on")

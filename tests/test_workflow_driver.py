@@ -1,0 +1,108 @@
+"""A killed Snakemake's lock (lalmbench.workflow.driver): removed by the next run only when every Snakemake that
+recorded itself in the directory is gone; the SLURM side is in tests/test_slurm_faults.py."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from lalmbench.workflow import driver
+
+
+@pytest.fixture(autouse=True)
+def no_slurm_jobs(monkeypatch):
+    """No jobs left in the directory: what squeue says is checked on the real SLURM (test_slurm_faults)."""
+    monkeypatch.setattr(driver, "left_jobs", lambda root: [])
+
+
+def _lock(root):
+    d = root / driver.LOCKS
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "0.output.lock").write_text("results/all.tsv\n")
+
+
+def _record(root, **rec):
+    d = root / driver.DRIVERS
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{rec['host']}-{rec['pid']}.json"
+    path.write_text(json.dumps(rec))
+    return path
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_the_lock_of_a_killed_snakemake_is_removed_and_said(tmp_path, capsys):
+    _lock(tmp_path)
+    _record(tmp_path, host=socket.gethostname(), pid=_dead_pid(), start="1", started="2026-01-01 00:00:00")
+    driver.recover(tmp_path)
+    assert not list((tmp_path / driver.LOCKS).glob("*.lock"))
+    assert not list((tmp_path / driver.DRIVERS).glob("*.json"))
+    assert "removed the locks of a Snakemake that is no longer running" in capsys.readouterr().err
+
+
+def test_a_pid_reused_by_another_process_is_not_the_driver(tmp_path):
+    _lock(tmp_path)
+    _record(tmp_path, host=socket.gethostname(), pid=os.getpid(), start="not-its-start-time")
+    driver.recover(tmp_path)
+    assert not list((tmp_path / driver.LOCKS).glob("*.lock"))
+
+
+@pytest.mark.parametrize("case", ["running here", "fresh on another host", "no record"])
+def test_a_lock_that_may_belong_to_a_running_snakemake_stays(tmp_path, case):
+    _lock(tmp_path)
+    if case == "running here":
+        _record(tmp_path, host=socket.gethostname(), pid=os.getpid(), start=driver._start_time(os.getpid()))
+    elif case == "fresh on another host":
+        _record(tmp_path, host="login-2", pid=1234, start="1")
+    driver.recover(tmp_path)
+    assert list((tmp_path / driver.LOCKS).glob("*.lock"))
+
+
+def test_a_record_on_another_host_goes_stale_without_heartbeats(tmp_path):
+    _lock(tmp_path)
+    path = _record(tmp_path, host="login-2", pid=1234, start="1")
+    old = time.time() - driver.STALE_S - 1
+    os.utime(path, (old, old))
+    driver.recover(tmp_path)
+    assert not list((tmp_path / driver.LOCKS).glob("*.lock"))
+
+
+def test_a_lock_stays_when_the_left_jobs_cannot_be_listed(tmp_path, monkeypatch, capsys):
+    def no_squeue(root):
+        raise FileNotFoundError("squeue")
+    monkeypatch.setattr(driver, "left_jobs", no_squeue)
+    _lock(tmp_path)
+    _record(tmp_path, host=socket.gethostname(), pid=_dead_pid(), start="1")
+    driver.recover(tmp_path)
+    assert list((tmp_path / driver.LOCKS).glob("*.lock"))
+    assert "could not be listed or cancelled" in capsys.readouterr().err
+
+
+def test_register_records_this_process_as_alive(tmp_path):
+    path = driver.register(tmp_path)
+    rec = json.loads(path.read_text())
+    assert driver._alive(rec, path, time.time())
+    _lock(tmp_path)
+    driver.recover(tmp_path)
+    assert list((tmp_path / driver.LOCKS).glob("*.lock"))
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["snakemake", "--profile", "slurm", "results/all.tsv"], True),
+    (["snakemake", "--cores", "2", "results/all.tsv"], True),
+    (["snakemake", "--unlock"], False),
+    (["snakemake", "--lint"], False),
+    (["snakemake", "--profile=slurm", "--summary"], False),
+])
+def test_only_runs_that_execute_jobs_take_part(argv, expected):
+    assert driver.executes(argv, dry_run=False) is expected
+    assert driver.executes(argv, dry_run=True) is False
