@@ -8,6 +8,7 @@ Each study runs the exact command users type, `snakemake --profile slurm results
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -31,7 +32,7 @@ RUN_FILE_JOB_MB = 2000
 
 # two models posing as GPU models (the random backend: no checkpoint, no GPU code) and a CPU model, on
 # the fake-SLURM tests' 3 tasks x 4 items and 2 conditions; at most 2 CPUs per job: the test node has the
-# machine's CPUs (tests/slurm/slurm_conf.py says why)
+# machine's CPUs (tests/slurm/slurm_conf.py says why). The cancelled-job test runs it.
 GPU_STUDY = {
     **FAKE_SLURM_CONFIG,
     "models": {
@@ -43,6 +44,19 @@ GPU_STUDY = {
     },
     "sweeps": {},
 }
+
+
+def hf_gpu_study(qwen2_audio: Path, af3: Path) -> dict:
+    """GPU_STUDY with its two GPU models as real hf entries on tiny checkpoints (tests/models/tiny.py): the
+    hf backend loads, batches and generates as on a GPU node, on the CPU: `device_map: cpu` (the test
+    cluster's GPUs are links to /dev/null), while the entry still asks SLURM for its GPU."""
+    hf = {"backend": "hf", "device_map": "cpu", "dtype": "float32", "batch_size": 4,
+          "generation": {"max_new_tokens": 4}}
+    gpu_a, gpu_b = (GPU_STUDY["models"][m] for m in ("gpu-a", "gpu-b"))
+    return {**GPU_STUDY, "models": {
+        "gpu-a": {**hf, "model_id": str(qwen2_audio), "resources": gpu_a["resources"]},
+        "gpu-b": {**hf, "model_id": str(af3), "resources": gpu_b["resources"]},
+        "random": GPU_STUDY["models"]["random"]}}
 
 
 @pytest.fixture(scope="module")
@@ -157,19 +171,37 @@ def test_each_default_study_job_asks_for_its_heaviest_job_not_the_sum(default_st
 
 @pytest.fixture(scope="module")
 def gpu_study(cluster, tmp_path_factory):
-    wd = study_copy(tmp_path_factory.mktemp("gpu-study"), GPU_STUDY)
+    pytest.importorskip("transformers", reason="the hf backend needs transformers (the core .venv has it)")
+    from tests.models.tiny import build_audioflamingo3, build_qwen2_audio
+
+    ckpt = tmp_path_factory.mktemp("tiny-checkpoints")
+    config = hf_gpu_study(build_qwen2_audio(ckpt / "qwen2-audio"), build_audioflamingo3(ckpt / "af3"))
+    wd = study_copy(tmp_path_factory.mktemp("gpu-study"), config)
     return run_exact(cluster, wd)
 
 
-def test_gpu_models_go_to_the_gpu_partition_with_their_own_request(gpu_study):
+def test_gpu_models_go_to_the_gpu_partition_with_their_own_request(gpu_study, record_property):
     rows = job_table(gpu_study)
-    assert sorted(r["group"] for r in rows) == ["aggregate", "data-synth-trivial", "runs-gpu-a-synth-trivial",
+    record_property("wall_s", round(gpu_study["wall_s"]))
+    record_property("jobs", rows)
+    # the hf models read audio: each gets its listening check (a CPU job; 12 items, so inconclusive)
+    assert sorted(r["group"] for r in rows) == ["aggregate", "data-synth-trivial", "listening_check",
+                                               "listening_check", "runs-gpu-a-synth-trivial",
                                                "runs-gpu-b-synth-trivial", "runs-random-synth-trivial"]
     assert_requests_follow_the_model_entries(gpu_study["wd"], rows)
     gpu_a = next(r for r in rows if r["group"] == "runs-gpu-a-synth-trivial")
     assert (gpu_a["TresPerJob"], gpu_a["NumCPUs"], gpu_a["MinMemoryNode"]) == ("gres:gpu:a100:1", 2, 16000)
     df = pd.read_csv(gpu_study["wd"] / "results" / "all.tsv", sep="\t")
-    assert set(df[df.metric == "accuracy"].model) == {"gpu-a", "gpu-b", "random"}
+    acc = df[df.metric == "accuracy"]
+    assert set(acc.model) == {"gpu-a", "gpu-b", "random"}
+    # both hf models answered every item of their 6 runs on the CPU, inside the job that asked for a GPU
+    for model, family in (("gpu-a", "qwen2_audio"), ("gpu-b", "audioflamingo3")):
+        files = (gpu_study["wd"] / "results" / "predictions" / model).rglob("*.parquet")
+        preds = pd.concat(pd.read_parquet(f) for f in files)
+        assert len(preds) == 24 and (preds["backend"] == "hf").all() and preds["error"].isna().all(), model
+        assert len(acc[acc.model == model]) == 6, model
+        info = {(i["family"], i["device"]) for i in map(json.loads, preds["backend_info"])}
+        assert info == {(family, "cpu")}, (model, info)
 
 
 def _cancel_once_a_prediction_is_written(group: str, model: str):
