@@ -248,8 +248,9 @@ if workflow.is_main_process and is_dry_run(sys.argv):
 # On SLURM (a --profile whose executor is slurm), a model job that no partition of the profile's partition file
 # allows would pend forever: refused here, dry run or not, before anything is submitted. A model's sbatch job
 # asks for its generate job's CPUs, memory and GPUs (the group's other jobs are lighter and run after it).
-if workflow.is_main_process and (_profile := slurm_profile(sys.argv, os.environ, Path.cwd())):
-    if (_partitions := partition_file(_profile)) and (_unfit := unfit_jobs(model_jobs(config["models"], RUNS), _partitions)):
+SLURM_PROFILE = slurm_profile(sys.argv, os.environ, Path.cwd()) if workflow.is_main_process else None
+if SLURM_PROFILE:
+    if (_partitions := partition_file(SLURM_PROFILE)) and (_unfit := unfit_jobs(model_jobs(config["models"], RUNS), _partitions)):
         _lines = "\n  ".join(_unfit)
         raise ConfigError(f"invalid config ({' + '.join(CONFIG_FILES)}) for the cluster: no partition fits\n  {_lines}\n"
                           f"Lower the model's resources, or describe your cluster's partitions "
@@ -259,7 +260,7 @@ if workflow.is_main_process and (_profile := slurm_profile(sys.argv, os.environ,
 # next SLURM run of the same command cancels those jobs, removes the lock and goes on (lalmbench.workflow.driver).
 # Every run that executes jobs, local too, records itself, so a live one's lock is never taken for stale.
 if workflow.is_main_process and executes(sys.argv, is_dry_run(sys.argv)):
-    if slurm_profile(sys.argv, os.environ, Path.cwd()):
+    if SLURM_PROFILE:
         recover(Path.cwd())
     register(Path.cwd())
 

@@ -141,9 +141,9 @@ def recover(root: Path) -> None:
     driver left can be listed and stopped; the processes of a killed local run are not tracked, so a local
     run keeps Snakemake's own advice (``--unlock``, once nothing of the old run is left running)."""
     locks = sorted((root / LOCKS).glob("*.lock"))
-    records = _records(root)
     if not locks:
         return
+    records = _records(root)
     now = time.time()
     live = [r for path, r in records if r and _alive(r, path, now)]
     if live or not records:
