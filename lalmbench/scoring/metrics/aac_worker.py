@@ -38,6 +38,9 @@ Executed by path: the lalmbench package is not imported here, only its sibling f
 - Threads: ``OMP_WAIT_POLICY=PASSIVE`` unless set. OpenMP's default spin-wait made SBERT's two
   torch threads burn 3.5x the CPU (and 3x the wall time) whenever other jobs share the cores;
   sleeping threads cost the same CPU as one thread and still use both cores when they are free.
+- CLAP: aac-metrics' package import reaches msclap (CLAP-Sim, MACE), which imports torchaudio. The env leaves
+  both out: PyPI has torchaudio only as CUDA builds, and the env takes the CPU build of torch. No metric here uses
+  CLAP, so a guard module stands in for msclap that raises if anything calls CLAP.
 - SPICE needs Stanford CoreNLP 3.6.0 jars that no wheel ships; FENSE needs the fluency-error
   checkpoint from the FENSE releases. Without them they are reported under ``unavailable`` with
   the reason, and SPIDEr (mean of CIDEr-D and SPICE) with them: never a substitute number.
@@ -382,7 +385,27 @@ def sbert_sim(cands: list[str], refs: list[list[str]], sbert_model: str, device:
     return float(sents.mean()), sents.tolist(), stats
 
 
+class _ClapNotInstalled:
+    """What `msclap.CLAP` is in this env: CLAP-Sim and MACE are not computed here (module docstring)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise RuntimeError("CLAP-Sim and MACE need msclap and torchaudio, which the captioning env does not install")
+
+
+def _import_aac_metrics() -> None:
+    """Make `import aac_metrics` work without msclap (module docstring, CLAP)."""
+    try:
+        import msclap  # noqa: F401
+    except ImportError:
+        import types
+
+        guard = types.ModuleType("msclap")
+        guard.CLAP = _ClapNotInstalled
+        sys.modules["msclap"] = guard
+
+
 def _spice(cands: list[str], refs: list[list[str]], wanted: list[str], cache: Path, r: _Results) -> None:
+    _import_aac_metrics()
     import aac_metrics.utils.checks as checks
     from aac_metrics.functional.spice import check_spice_install, spice
 
@@ -414,6 +437,7 @@ def _spice(cands: list[str], refs: list[list[str]], wanted: list[str], cache: Pa
 def _fense(cands: list[str], refs: list[list[str]], sbert_model: str | None, req: dict, r: _Results) -> None:
     import importlib
 
+    _import_aac_metrics()
     fer_mod = importlib.import_module("aac_metrics.functional.fer")
     data_home = Path(os.environ.get("FENSE_DATA_HOME", getattr(fer_mod, "__get_data_home")()))
     ckpt = data_home / "echecker_clotho_audiocaps_base.ckpt"
