@@ -21,8 +21,7 @@ Both WER rules, per pair (reference, hypothesis):
 Kimi-Audio also leaves out items whose prediction is the text ``null``.
 
 The Chinese normaliser also rewrites Arabic numbers (dates, money, phone numbers, fractions,
-percentages, counts) as Chinese numerals; that part is not reproduced here, so a zh pair with an
-ASCII or fullwidth digit is left out of ``value_official`` with its reason (``official_excluded``).
+percentages, counts) as Chinese numerals (:mod:`lalmbench.scoring.cn_numbers`).
 
 BLEU (Qwen2-Audio ``evaluate_st.py``): sacreBLEU corpus BLEU per ``source`` with the tokenizer of
 the target language (``ja-mecab`` for ja, ``zh`` for zh, ``13a`` otherwise), default smoothing, the
@@ -44,8 +43,6 @@ _PUNCS = "!,.?;:"
 _CN_PUNCS = ("！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝＞＠［＼］＾＿｀｛｜｝～｟｠｢｣､、〃《》「」『』【】〔〕〖〗〘〙〚〛〜〝〞〟〰〾〿"
              "–—‘’‛“”„‟…‧﹏·〈〉-")
 _ZH_PUNCT = str.maketrans({c: " " for c in _CN_PUNCS + "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
-_LETTERS_TWO = re.compile(r"([a-zA-Z]+)二([a-zA-Z]+)")
-_DIGIT = re.compile(r"[0-9０-９]")
 
 
 def remove_sp(text: str, language: str) -> str:
@@ -73,12 +70,12 @@ def _normalizer(name: str) -> Callable[[str], str]:
 
 
 def chinese_text_norm(text: str) -> str:
-    """cn_tn's ``TextNorm()`` (every option off) on text without digits: "P2P"-style letters around
-    二 restored to 2, then punctuation (Chinese and ASCII) to spaces. Text with a digit is the
-    caller's to leave out (its number rewriting is not reproduced)."""
-    text = text.replace("％", "%")
-    text = _LETTERS_TWO.sub(lambda m: m.group(1) + "2" + m.group(2), text)
-    return text.translate(_ZH_PUNCT)
+    """cn_tn's ``TextNorm()`` as both scripts configure it (every option off): Arabic numbers to
+    Chinese numerals (:func:`lalmbench.scoring.cn_numbers.normalize_numbers`), then Chinese and
+    ASCII punctuation to spaces."""
+    from lalmbench.scoring.cn_numbers import normalize_numbers
+
+    return normalize_numbers(text).translate(_ZH_PUNCT)
 
 
 def _to_simplified(text: str) -> str:
@@ -164,10 +161,6 @@ def wer_rule(items: list[dict], raw: list[str | None], cfg: dict, *, rule: str) 
             out.append(OfficialItem(None, pred=hyp, reason="prediction 'null': the script leaves it out"))
             continue
         ref = _reference(it)
-        if lang == "zh" and (_DIGIT.search(ref) or _DIGIT.search(hyp)):
-            out.append(OfficialItem(None, pred=hyp, reason="zh text with digits: the Chinese normaliser's number "
-                                                           "rewriting is not reproduced"))
-            continue
         ref_items = wer_tokens(remove_sp(ref, lang), lang, rule=rule)
         hyp_items = wer_tokens(remove_sp(hyp, lang), lang, rule=rule)
         d = edit_distance(ref_items, hyp_items)
@@ -237,15 +230,34 @@ def qwen2_audio_bleu(items: list[dict], raw: list[str | None], cfg: dict) -> lis
         tok = st_tokenizer(target_language(it, cfg))
         metric = _bleu(tok)
         stats = metric._extract_corpus_statistics(["" if r is None else r], [[_reference(it)]])[0]
-        out.append(OfficialItem(float(metric._compute_score_from_stats(list(stats)).score), pred=tok,
+        out.append(OfficialItem(bleu_from_stats([float(x) for x in stats]), pred=tok,
                                 reason=None if r is not None else "no output: scored as an empty translation",
                                 stats=tuple(float(x) for x in stats)))
     return out
+
+
+def bleu_from_stats(stats: list[float]) -> float:
+    """BLEU from summed statistics ``[hyp length, ref length, matches 1-4, totals 1-4]`` as
+    sacreBLEU 1.5.1 (the version evaluate_st.py's instructions pin) computes it with its default
+    ``exp`` smoothing. Unlike sacreBLEU 2.x, which returns 0 when no n-gram matches at all, 1.5.1
+    smooths that case too, so an output sharing no word with its reference still scores above 0."""
+    sys_len, ref_len, correct, total = stats[0], stats[1], stats[2:6], stats[6:10]
+    precisions = [0.0] * 4
+    smooth = 1.0
+    for n in range(4):
+        if total[n] == 0:
+            break
+        if correct[n] == 0:
+            smooth *= 2
+            precisions[n] = 100.0 / (smooth * total[n])
+        else:
+            precisions[n] = 100.0 * correct[n] / total[n]
+    bp = 1.0 if sys_len >= ref_len else (math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0)
+    return bp * math.exp(sum(math.log(p) if p else -9999999999 for p in precisions) / 4)
 
 
 def bleu_aggregate(stats: list[tuple], cfg: dict) -> float:
     """corpus_bleu over the items: their statistics summed, scored once."""
     if not stats:
         return math.nan
-    total = [sum(col) for col in zip(*stats)]
-    return float(_bleu("13a")._compute_score_from_stats([int(x) for x in total]).score)
+    return bleu_from_stats([sum(col) for col in zip(*stats)])
