@@ -374,6 +374,20 @@ def official_spec(official: str | dict | None) -> dict | None:
     return spec
 
 
+def preset_rules(official: str | dict | list | None, breakdowns: Sequence) -> list[dict]:
+    """A preset's ``official:`` (a scorer name, ``{scorer, settings...}`` such as the speech rules'
+    ``{scorer: qwen2_audio_wer, language: en}``, or a list of them) as rule entries carrying the
+    preset's paper-table breakdown fields unless an entry names its own."""
+    entries = official if isinstance(official, list) else [official]
+    out = []
+    for e in entries:
+        if e:
+            spec = {"scorer": e} if isinstance(e, str) else dict(e)
+            spec.setdefault("breakdown", list(breakdowns))
+            out.append(spec)
+    return out
+
+
 def spec_for_task(official: str | dict | list | None, task_kind: str) -> dict | None:
     """The official rule of a dataset that applies to one of its tasks. A dataset's ``official:`` is
     one scorer or a list (MMAU-Pro: nearest choice for its MCQ task, the instruction checks for its

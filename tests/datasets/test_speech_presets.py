@@ -50,6 +50,7 @@ def test_librispeech_reads_the_release_layout(tmp_path):
     assert it["references"] == ["STUFF IT INTO YOU HIS BELLY COUNSELLED HIM"]
     assert it["audio_path"].endswith("test-clean/1089/134686/1089-134686-0001.flac")
     assert it["meta"]["speaker"] == "1089" and it["meta"]["chapter"] == "134686" and it["meta"]["kind"] == "open"
+    assert it["meta"]["subset"] == "test-clean"
     other = _read("librispeech", {"items": str(ls), "audio_root": str(ls), "subset": "test-other"})
     assert [it["id"] for it in other.items] == ["1688-142285-0000"]
 
@@ -207,3 +208,29 @@ def test_qwen2_audio_converted_files(tmp_path):
     with pytest.raises(InputError, match=r"aishell2_eval\.jsonl: no column\(s\) \['audio', 'source', 'gt'\]; "
                                          r"expected <set>_eval\.jsonl lines"):
         _read("qwen2_audio_asr", {"items": str(wrong), "audio_root": str(audio)})
+
+
+def test_speech_presets_in_a_config_get_their_report_rule_with_its_settings():
+    """A config naming the presets: each ASR/ST task is open and scored by its scoring block, and the
+    dataset's official rule is the preset's, settings (language, the field it is read from) included."""
+    from lalmbench.workflow.config import validate_config
+    from tests.workflow import ROOT
+
+    cfg = {"seed": 0,
+           "datasets": {"ls": {"adapter": "librispeech", "params": {"items": "x", "audio_root": "x",
+                                                                    "subset": "test-clean"}},
+                        "cv": {"adapter": "common_voice", "params": {"items": "x/test.tsv", "audio_root": "x"}},
+                        "st": {"adapter": "covost2", "params": {"items": "x/covost_v2.en_de.tsv", "audio_root": "x"}}},
+           "tasks": {"ls": {"dataset": "ls", "family": "import", "scoring": {"kind": "asr"}},
+                     "cv": {"dataset": "cv", "family": "import", "scoring": {"kind": "asr"}},
+                     "st": {"dataset": "st", "family": "import", "scoring": {"kind": "translation",
+                                                                             "target_lang": "de"}}},
+           "models": {"qwen": {"backend": "hf", "model_id": "Qwen/Qwen2-Audio-7B-Instruct", "family": "qwen2_audio"}},
+           "conditions": ["audio"], "prompts": ["caption"]}
+    out = validate_config(cfg, ROOT / "config" / "schema.yaml", ROOT)
+    assert out["datasets"]["ls"]["official"] == [{"scorer": "qwen2_audio_wer", "language": "en",
+                                                  "breakdown": ["subset", "speaker"]}]
+    assert out["datasets"]["cv"]["official"][0]["language_field"] == "locale"
+    assert out["datasets"]["st"]["official"] == [{"scorer": "qwen2_audio_bleu", "target_field": "target_lang",
+                                                  "breakdown": ["target_lang"]}]
+    assert {t: c["params"]["kind"] for t, c in out["tasks"].items()} == {"ls": "open", "cv": "open", "st": "open"}
