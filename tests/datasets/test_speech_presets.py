@@ -234,3 +234,26 @@ def test_speech_presets_in_a_config_get_their_report_rule_with_its_settings():
     assert out["datasets"]["st"]["official"] == [{"scorer": "qwen2_audio_bleu", "target_field": "target_lang",
                                                   "breakdown": ["target_lang"]}]
     assert {t: c["params"]["kind"] for t, c in out["tasks"].items()} == {"ls": "open", "cv": "open", "st": "open"}
+
+
+def test_kimi_audio_converted_files_wenetspeech_subsets(tmp_path):
+    """Kimi-Audio-Evalkit's WenetSpeech.jsonl: absolute audio paths inside the download folder, the
+    test_net and test_meeting subsets; a Qwen2-Audio-format file is refused naming the columns."""
+    rows = []
+    for i, (subset, name) in enumerate((("test_net", "TEST_NET_Y0000000009_26OUqTzrzv0_S00624.wav"),
+                                        ("test_meeting", "TEST_MEETING_T0000000001_S00000.wav"))):
+        a = tmp_path / "wenetspeech" / "audios" / "data" / f"cuts_{subset.upper()}.00000000" / name[:3] / name
+        _touch(a)
+        rows.append({"index": i, "audio_path": str(a), "question": "请把这段语音转录成文本。", "answer": f"第{i}句",
+                     "subset": subset, "task_type": "understanding"})
+    f = tmp_path / "WenetSpeech.jsonl"
+    f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    res = _read("kimi_audio_asr", {"items": str(f), "audio_root": str(tmp_path)})
+    assert [(it["id"], it["meta"]["subset"], it["meta"]["eval_set"], it["references"][0]) for it in res.items] == \
+        [("0", "test_net", "WenetSpeech", "第0句"), ("1", "test_meeting", "WenetSpeech", "第1句")]
+    qwen = tmp_path / "Fleurs-zh.jsonl"
+    qwen.write_text(json.dumps({"audio": "a.wav", "prompt": "", "source": "fleurs", "gt": "你好"}) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"Fleurs-zh\.jsonl: no column\(s\) \['audio_path', 'answer', 'subset'\]; "
+                                         r"expected <DATASET_NAME>\.jsonl lines"):
+        _read("kimi_audio_asr", {"items": str(qwen), "audio_root": str(tmp_path)})
