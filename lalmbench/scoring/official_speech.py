@@ -79,7 +79,11 @@ def chinese_text_norm(text: str) -> str:
 
 
 def _to_simplified(text: str) -> str:
-    import zhconv
+    try:
+        import zhconv
+    except ImportError:
+        raise InputError("Cantonese (yue) scoring needs zhconv, which the core env pins (envs/core/requirements.txt: "
+                         "zhconv==1.4.3); reinstall the env from its lock") from None
 
     return zhconv.convert(text, "zh-cn")
 

@@ -257,3 +257,15 @@ def test_kimi_audio_converted_files_wenetspeech_subsets(tmp_path):
     with pytest.raises(InputError, match=r"Fleurs-zh\.jsonl: no column\(s\) \['audio_path', 'answer', 'subset'\]; "
                                          r"expected <DATASET_NAME>\.jsonl lines"):
         _read("kimi_audio_asr", {"items": str(qwen), "audio_root": str(tmp_path)})
+
+
+@pytest.mark.parametrize("name", ["librispeech", "aishell1", "aishell2", "common_voice", "fleurs", "covost2",
+                                  "qwen2_audio_asr", "qwen2_audio_st", "kimi_audio_asr"])
+def test_each_speech_preset_names_known_rules_a_family_and_its_layout(name):
+    from lalmbench.data.adapters.benchmarks import preset
+    from lalmbench.scoring.official import SCORERS, official_spec
+
+    spec = preset(name, {"subset": "test-clean"} if name == "librispeech" else {})
+    rules = [official_spec(r) for r in [spec["official"], *(spec.get("official_alternatives") or [])]]
+    assert all(SCORERS[r["scorer"]].kind == "open" for r in rules)
+    assert spec["family"] in ("asr", "translation") and spec["layout"] and spec["kinds"] == ["open"]
