@@ -73,3 +73,15 @@ def test_bleu_of_an_output_sharing_no_ngram_is_smoothed_as_sacrebleu_1_5_1_does(
     assert bleu_from_stats([4, 4, 4, 3, 2, 1, 4, 3, 2, 1]) == pytest.approx(100.0)
     assert math.isnan(score_official({"scorer": "qwen2_audio_bleu", "target_field": "lang"}, [], [])[1]
                       ["value_official"])
+
+
+def test_public_score_official_takes_a_speech_preset_with_its_rule_settings():
+    import lalmbench
+
+    items = [{"id": "1089-134686-0000", "references": ["HE HOPED THERE WOULD BE STEW FOR DINNER"],
+              "meta": {"kind": "open", "speaker": "1089", "subset": "test-clean"}}]
+    per, s = lalmbench.score_official("librispeech", items, [{"id": "1089-134686-0000",
+                                                              "raw_output": "He hoped there'd be stew for lunch."}])
+    assert s["official_scorer"] == "qwen2_audio_wer" and s["official_metric"] == "wer"
+    assert s["value_official"] == pytest.approx(1 / 8)    # "there'd" is "there would" to Whisper's normaliser
+    assert [b["group"] for b in s["breakdown"]] == ["test-clean", "1089"]
