@@ -85,3 +85,46 @@ def test_public_score_official_takes_a_speech_preset_with_its_rule_settings():
     assert s["official_scorer"] == "qwen2_audio_wer" and s["official_metric"] == "wer"
     assert s["value_official"] == pytest.approx(1 / 8)    # "there'd" is "there would" to Whisper's normaliser
     assert [b["group"] for b in s["breakdown"]] == ["test-clean", "1089"]
+
+
+def test_asr_run_on_librispeech_items_reports_the_report_wer_in_all_tsv(tmp_path):
+    """An ASR task over the librispeech preset, scored by the score_open job as the workflow calls it:
+    metrics.json and results/all.tsv carry value_official (Qwen2-Audio's corpus WER) beside ours,
+    and the breakdown per speaker."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from lalmbench.core import io
+    from lalmbench.data.adapters import adapt
+    from lalmbench.report.aggregate import write_all_tsv
+    from lalmbench.workflow import rulegrid
+    from tests.datasets.test_speech_presets import librispeech
+    from tests.workflow import ROOT
+
+    ls = librispeech(tmp_path / "data")
+    items = adapt("librispeech", {"items": str(ls), "audio_root": str(ls), "subset": "test-clean"}, dataset="ls").items
+    io.write_jsonl(tmp_path / "items.jsonl", items)
+    outputs = {"1089-134686-0000": "He hoped there would be stew for dinner.",
+               "1089-134686-0001": "Stuff it into you, his belly counseled him.",     # US spelling: no error
+               "121-121726-0000": "Also a popular contrivances"}
+    pd.DataFrame({"id": list(outputs), "raw_output": list(outputs.values()),
+                  "error": [None] * 3}).to_parquet(tmp_path / "p.parquet")
+    config = {"seed": 0, "datasets": {"ls": {"adapter": "librispeech",
+                                             "official": [{"scorer": "qwen2_audio_wer", "language": "en",
+                                                           "breakdown": ["speaker"]}]}},
+              "tasks": {"ls": {"dataset": "ls", "family": "import", "scoring": {"kind": "asr"}}}, "models": {}}
+    cmd = [sys.executable, str(ROOT / "scripts" / "score_open.py"), "--items", str(tmp_path / "items.jsonl"),
+           "--predictions", str(tmp_path / "p.parquet"), "--scoring-json", rulegrid.open_scoring_json(config, "ls"),
+           "--official-json", rulegrid.official_json(config, "ls"), "--run", "m", "ls", "ls", "audio", "asr",
+           "--decisions", str(tmp_path / "dec.parquet"), "--metrics", str(tmp_path / "metrics.json")]
+    subprocess.run(cmd, check=True, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")])))
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["official_scorer"] == "qwen2_audio_wer" and m["n_official"] == 3
+    assert m["value_official"] == pytest.approx(1 / 20)                  # one substitution in 20 words
+    assert {b["group"]: b["value_official"] for b in m["breakdown"]} == {"1089": 0.0, "121": pytest.approx(1 / 4)}
+    table = write_all_tsv([str(tmp_path / "metrics.json")], str(tmp_path / "all.tsv")).set_index("metric")
+    assert table.loc["wer", "value_official"] == pytest.approx(1 / 20) and table.loc["wer", "n_official"] == 3
+    assert table.loc["wer", "value"] == pytest.approx(1 / 20)       # ours agrees here: one wrong word
