@@ -43,6 +43,7 @@ class OfficialItem:
     score: float | None       # None: the official script leaves the item out of its denominator
     pred: str | None = None   # what the rule read (a letter, a matched option text, a judgement)
     reason: str | None = None  # why it was excluded, or a note on how it was read
+    stats: tuple | None = None  # sufficient statistics a corpus-level rule sums (WER: distance, length)
 
 
 def _options(item: dict) -> list[dict]:
@@ -296,6 +297,26 @@ def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) ->
 
 # --- registry and aggregate ----------------------------------------------------------------------------
 
+def _speech_rule(name: str) -> Callable[..., list[OfficialItem]]:
+    """A rule of :mod:`lalmbench.scoring.official_speech` (which builds on this module)."""
+    def rule(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
+        from lalmbench.scoring import official_speech
+
+        return getattr(official_speech, name)(items, raw, cfg)
+
+    rule.__name__ = name
+    return rule
+
+
+def _speech_aggregate(name: str) -> Callable[[list[tuple], dict], float]:
+    def agg(stats: list[tuple], cfg: dict) -> float:
+        from lalmbench.scoring import official_speech
+
+        return getattr(official_speech, name)(stats, cfg)
+
+    return agg
+
+
 def _judge_rule(name: str) -> Callable[..., list[OfficialItem]]:
     """A rule of :mod:`lalmbench.scoring.official_judge`, imported when first called (that module
     builds on this one)."""
@@ -314,6 +335,8 @@ class Scorer:
     kind: str                  # the task kind it scores: mcq | open | instruction
     needs: str | None = None   # "embed" (a sentence embedder) or "ask" (a judge model)
     metric: str = "accuracy"
+    #: a corpus-level value from the kept items' ``stats`` (corpus WER, corpus BLEU); None: the mean score
+    aggregate: Callable[[list[tuple], dict], float] | None = None
 
 
 SCORERS: dict[str, Scorer] = {
@@ -325,6 +348,10 @@ SCORERS: dict[str, Scorer] = {
     "clotho_aqa_accuracy": Scorer(clotho_aqa_accuracy, "open"),
     "sakura_judge": Scorer(_judge_rule("sakura_judge"), "mcq", "ask"),
     "air_bench_chat_judge": Scorer(_judge_rule("air_bench_chat_judge"), "open", "ask", "mean_score"),
+    "qwen2_audio_wer": Scorer(_speech_rule("qwen2_audio_wer"), "open", None, "wer", _speech_aggregate("wer_aggregate")),
+    "kimi_audio_wer": Scorer(_speech_rule("kimi_audio_wer"), "open", None, "wer", _speech_aggregate("wer_aggregate")),
+    "qwen2_audio_bleu": Scorer(_speech_rule("qwen2_audio_bleu"), "open", None, "bleu",
+                               _speech_aggregate("bleu_aggregate")),
 }
 
 
@@ -345,6 +372,20 @@ def official_spec(official: str | dict | None) -> dict | None:
     check_scorer(spec.get("scorer", ""))
     spec.setdefault("breakdown", [])
     return spec
+
+
+def preset_rules(official: str | dict | list | None, breakdowns: Sequence) -> list[dict]:
+    """A preset's ``official:`` (a scorer name, ``{scorer, settings...}`` such as the speech rules'
+    ``{scorer: qwen2_audio_wer, language: en}``, or a list of them) as rule entries carrying the
+    preset's paper-table breakdown fields unless an entry names its own."""
+    entries = official if isinstance(official, list) else [official]
+    out = []
+    for e in entries:
+        if e:
+            spec = {"scorer": e} if isinstance(e, str) else dict(e)
+            spec.setdefault("breakdown", list(breakdowns))
+            out.append(spec)
+    return out
 
 
 def spec_for_task(official: str | dict | list | None, task_kind: str) -> dict | None:
@@ -384,10 +425,15 @@ def score_official(spec: dict, items: list[dict], raw: list[str | None], *, embe
                         "official_score": pd.Series([r.score for r in res], dtype="float64"),
                         "official_pred": pd.Series([r.pred for r in res], dtype=object),
                         "official_reason": pd.Series([r.reason for r in res], dtype=object)})
+    aggregate = SCORERS[name].aggregate
+    if aggregate is not None:
+        per["official_stats"] = pd.Series([r.stats for r in res], dtype=object)
     kept = per["official_score"].dropna()
     excluded = per.loc[per["official_score"].isna(), "official_reason"].fillna("excluded").value_counts()
+    value = (aggregate([r.stats for r in res if r.score is not None], spec) if aggregate is not None
+             else float(kept.mean()) if len(kept) else math.nan)
     summary = {"official_scorer": name, "official_metric": metric,
-               "value_official": float(kept.mean()) if len(kept) else math.nan, "n_official": int(len(kept)),
+               "value_official": value, "n_official": int(len(kept)),
                "official_excluded": {str(k): int(v) for k, v in sorted(excluded.items())}}
     if name == "mmau_pro_nearest_choice":
         summary["official_embedder"] = spec.get("embedder", "all-MiniLM-L6-v2")
@@ -442,7 +488,9 @@ def run_official(spec: dict, items: list[dict], decisions: pd.DataFrame, *, embe
     summary["n_official_disagree"] = n_dis
     if spec.get("breakdown"):
         summary["official_breakdown"] = list(spec["breakdown"])
-        summary["breakdown"] = paper_breakdown(_with_meta(out, items, spec["breakdown"]), spec["breakdown"])
+        agg = SCORERS[spec["scorer"]].aggregate
+        summary["breakdown"] = paper_breakdown(_with_meta(out, items, spec["breakdown"]), spec["breakdown"],
+                                               aggregate=(lambda st: agg(st, spec)) if agg else None)
     return out, summary
 
 
@@ -457,12 +505,14 @@ def _with_meta(decisions: pd.DataFrame, items: list[dict], fields: Sequence[str 
     return decisions.assign(**add) if add else decisions
 
 
-def paper_breakdown(decisions: pd.DataFrame, fields: Sequence[str | Sequence[str]]) -> list[dict]:
+def paper_breakdown(decisions: pd.DataFrame, fields: Sequence[str | Sequence[str]], *,
+                    aggregate: Callable[[list[tuple]], float] | None = None) -> list[dict]:
     """Ours and the official value per group of each breakdown field, as the paper's table groups
     them (MMAU: category; MMAR: modality, category; SAKURA: [track, hop] crossed). A field is an
     item meta key, or a list of keys crossed; groups keep the source's labels, and a list-valued field
     groups by element (an item with ``["A", "B"]`` counts in A and in B). An item the official
-    rule left out counts in ``n`` but not in ``n_official``."""
+    rule left out counts in ``n`` but not in ``n_official``. ``aggregate``: a corpus-level rule's value
+    of a group from its items' ``official_stats`` (corpus WER per speaker), instead of the mean score."""
     ours_col = next((c for c in OURS_COLUMNS if c in decisions.columns), None)
     rows = []
     for f in fields:
@@ -478,7 +528,11 @@ def paper_breakdown(decisions: pd.DataFrame, fields: Sequence[str | Sequence[str
         for key, g in d.groupby([d[c].astype(str) for c in cols], sort=True):
             key = key if isinstance(key, tuple) else (key,)
             off = g["official_score"].dropna()
+            if aggregate is not None and len(off):
+                value_official = aggregate(list(g.loc[g["official_score"].notna(), "official_stats"]))
+            else:
+                value_official = float(off.mean()) if len(off) else None
             rows.append({"field": " x ".join(keys), "group": " x ".join(map(str, key)), "n": int(len(g)),
                          "value": float(g["_ours"].mean()) if ours_col and g["_ours"].notna().any() else None,
-                         "n_official": int(len(off)), "value_official": float(off.mean()) if len(off) else None})
+                         "n_official": int(len(off)), "value_official": value_official})
     return rows

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from lalmbench.core.io import InputError
-from lalmbench.scoring.official import AskFn, EmbedFn, run_official, spec_for_task
+from lalmbench.scoring.official import AskFn, EmbedFn, preset_rules, run_official, spec_for_task
 
 
 def _kind(item: Mapping[str, Any]) -> str:
@@ -76,10 +76,11 @@ def score_preset(preset: str, items: Sequence[Mapping[str, Any]],
     items = [it for it in items if _kind(it) == kind]
     if not items:
         raise InputError(f"{preset}: no {kind} items among the {len(kinds)} kind(s) given ({', '.join(kinds)})")
-    names = protocol["official"] if isinstance(protocol["official"], list) else [protocol["official"]]
-    spec = spec_for_task([{"scorer": n, "breakdown": protocol["breakdowns"]} for n in names if n], kind)
+    rules = preset_rules(protocol["official"], protocol["breakdowns"])
+    spec = spec_for_task(rules, kind)
     if spec is None:
-        raise InputError(f"{preset}: no official rule for {kind} items (the preset names {names})")
+        raise InputError(f"{preset}: no official rule for {kind} items (the preset names "
+                         f"{[r['scorer'] for r in rules]})")
     spec.update(settings or {})
     preds = predictions if isinstance(predictions, pd.DataFrame) else pd.DataFrame(list(predictions))
     outputs = _outputs(items, preds[preds["id"].astype(str).isin({str(it["id"]) for it in items})]

@@ -184,11 +184,10 @@ def _preset_official(protocol: dict, *, judge: bool) -> list[dict]:
     """A preset's official rule(s) as ``official:`` entries with its paper-table breakdown fields. A
     rule that asks an LLM judge (SAKURA, AIR-Bench Chat) is filled in only when the config has a
     top-level ``judge:`` block; otherwise the user names one in ``datasets.<name>.official``."""
-    from lalmbench.scoring.official import SCORERS
+    from lalmbench.scoring.official import SCORERS, preset_rules
 
-    names = protocol["official"] if isinstance(protocol["official"], list) else [protocol["official"]]
-    return [{"scorer": n, "breakdown": list(protocol["breakdowns"])} for n in names
-            if n and (judge or SCORERS[n].needs != "ask")]
+    return [e for e in preset_rules(protocol["official"], protocol["breakdowns"])
+            if judge or SCORERS[e["scorer"]].needs != "ask"]
 
 
 def task_kind(cfg: dict, task: str) -> str:

@@ -89,7 +89,8 @@ def official_json(config: dict, task: str) -> str:
     from lalmbench.core.provenance import source_hash
 
     # an edit of the official rules re-scores the runs they cover, and only those
-    spec["code"] = source_hash("scoring/official.py", "scoring/official_judge.py", "scoring/metrics/instruction.py")
+    spec["code"] = source_hash("scoring/official.py", "scoring/official_judge.py", "scoring/metrics/instruction.py",
+                               "scoring/official_speech.py", "scoring/cn_numbers.py")
     return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 

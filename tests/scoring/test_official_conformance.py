@@ -24,6 +24,8 @@ from lalmbench.scoring.official import score_official
 
 CORPORA = Path(__file__).resolve().parents[1] / "data" / "official"
 FILES = sorted(CORPORA.glob("*.jsonl"))
+#: the report ASR/ST corpora (tests/scoring/test_official_speech_conformance.py checks their verdicts)
+SPEECH = sorted((CORPORA / "speech").glob("*.jsonl"))
 #: the question-file format each preset's records are written in for the reader
 FORMATS = {"mmar": "jsonl", "mmsu": "jsonl"}
 
@@ -57,7 +59,8 @@ def _items(header: dict, cases: list[dict], tmp_path: Path) -> dict[str, dict]:
 def test_corpora_are_present_and_large_enough():
     names = {p.stem for p in FILES}
     assert {"mmau", "mmar", "mmsu", "mmsu_2026", "air_bench", "mmau_pro_mcq", "mmau_pro_instruction"} <= names
-    for path in FILES:
+    assert {"qwen2_audio_asr", "kimi_audio_asr", "qwen2_audio_st"} <= {p.stem for p in SPEECH}
+    for path in FILES + SPEECH:
         header, cases = _load(path)
         assert {"repo", "path", "commit"} <= set(header["script"]) and len(header["script"]["commit"]) == 40
         assert len(cases) == header["n_cases"] >= 300, path.name

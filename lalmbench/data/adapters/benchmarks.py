@@ -38,8 +38,10 @@ def _load(name: str) -> dict:
     return yaml.safe_load((PRESET_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
 
 
-def preset(name: str, params: dict | None = None) -> dict:
-    """The preset ``name`` resolved for ``params`` (its ``by_param`` choice merged in, then params)."""
+def preset(name: str, params: dict | None = None, *, selectors_required: bool = True) -> dict:
+    """The preset ``name`` resolved for ``params`` (its ``by_param`` choice merged in, then params).
+    ``selectors_required=False``: a ``by_param`` key without a value is left unresolved (what a preset
+    says about scoring does not depend on which LibriSpeech subset is read) instead of an error."""
     if name not in preset_names():
         close = difflib.get_close_matches(name, preset_names(), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -49,6 +51,8 @@ def preset(name: str, params: dict | None = None) -> dict:
     params = dict(params or {})
     for key, choices in (spec.pop("by_param", None) or {}).items():
         value = params.get(key, SELECTORS.get(key))
+        if value is None and not selectors_required:
+            continue
         if value is None:
             raise ValueError(f"preset {name!r} needs params.{key} (one of {', '.join(choices)})")
         if value not in choices:
@@ -74,7 +78,7 @@ def official_protocol(dataset_cfg: dict) -> dict:
     name = dataset_cfg.get("adapter")
     if not name or not is_preset(name):
         return {"official": None, "breakdowns": [], "kinds": ["mcq"], "multi_audio": False}
-    spec = preset(name, dict(dataset_cfg.get("params") or {}))
+    spec = preset(name, dict(dataset_cfg.get("params") or {}), selectors_required=False)
     return {"official": spec.get("official"), "breakdowns": list(spec.get("breakdowns") or []),
             "kinds": list(spec.get("kinds") or ["mcq"]), "multi_audio": bool(spec.get("multi_audio"))}
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from lalmbench.core.io import InputError
 from lalmbench.data.adapters import Adapted, empty_events
+from lalmbench.data.adapters import layouts
 from lalmbench.data.adapters.common import audio_checks, clips_frame, require_dir, resolve_audio
 from lalmbench.data.adapters.tables import load_records, resolve_items_path, unreadable_reason, write_embedded
 from lalmbench.core.items import option_labels
@@ -238,6 +239,8 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     unreadable = [unreadable_reason(rec) for rec in records]
     dropped.update(why for why in unreadable if why)
     records = [rec for rec, why in zip(records, unreadable) if not why]
+    records, layout_dropped, layout_notes = layouts.arrange(records, spec, root)
+    dropped.update(layout_dropped)
     if spec.get("group_by"):
         records = _group(records, list(spec["group_by"]), path)
     if spec.get("variants"):
@@ -254,7 +257,7 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     used = {c for k in ("id", "question", "choices", "answer", "audio", "references") for c in _names(cols.get(k))}
     used |= {"_question", "_answer", "_rows", "_row", "_variant"}
     meta_spec = spec.get("meta", "all")
-    notes: Counter = Counter()
+    notes: Counter = Counter(layout_notes)
     pending: list[dict] = []
     for n, rec in enumerate(records, start=1):
         row = rec.get("_row") or (rec["_rows"][0] if rec.get("_rows") else n)
@@ -387,8 +390,9 @@ def _load(path: Path, spec: dict, pattern: str | list[str] | None) -> list[dict]
     """The records; read from a folder, each file's records carry ``_shard`` (its name without the
     ``-00000-of-00001`` part) and, with ``track_from_folder``, ``track`` (its folder's name)."""
     fmt = str(spec.get("format", "auto"))
+    opts = {k: spec[k] for k in layouts.TABLE_KEYS if spec.get(k)}
     if not path.is_dir():
-        recs = load_records(path, fmt=fmt)
+        recs = load_records(path, fmt=fmt, **opts)
         files = [(path, recs)]
     else:
         if (path / "state.json").is_file():
@@ -403,10 +407,12 @@ def _load(path: Path, spec: dict, pattern: str | list[str] | None) -> list[dict]
         globs = as_list(pattern)
         found = _files(path, globs)
         if not found:
-            raise InputError(f"{path}: no question files matching {globs} in this folder")
-        files = [(f, load_records(f, fmt=fmt)) for f in found]
+            raise InputError(f"{path}: no question files matching {globs} in this folder"
+                             + (f"; expected {spec['layout']}" if spec.get("layout") else ""))
+        files = [(f, load_records(f, fmt=fmt, **opts)) for f in found]
     out = []
     for f, recs in files:
+        recs = layouts.on_file(recs, f, path, spec)
         shard = re.sub(r"-\d{5}-of-\d{5}$", "", f.stem)
         for r in recs:
             r = dict(r, _shard=shard) if len(files) > 1 or path.is_dir() else dict(r)

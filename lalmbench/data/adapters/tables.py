@@ -53,12 +53,23 @@ def resolve_items_path(spec: str, *, dataset: str, key: str = "items") -> Path:
 UNREADABLE = "_unreadable"
 
 
-def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None) -> list[dict]:
-    """Every record of a question file or folder, in file order (shards in sorted name order)."""
+def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None, names: list[str] | None = None,
+                 quoting: str | None = None) -> list[dict]:
+    """Every record of a question file or folder, in file order (shards in sorted name order).
+    ``names``/``quoting``: a CSV/TSV without a header, or whose quotes are text
+    (:func:`lalmbench.data.adapters.layouts.read_delimited`)."""
     if path.is_dir():
         return _load_dir(path, pattern)
     fmt = _format_of(path) if fmt == "auto" else fmt
     try:
+        if fmt == "transcripts":
+            from lalmbench.data.adapters.layouts import read_transcripts
+
+            return read_transcripts(path)
+        if fmt in ("csv", "tsv") and (names or quoting == "none"):
+            from lalmbench.data.adapters.layouts import read_delimited
+
+            return read_delimited(path, sep="\t" if fmt == "tsv" else ",", names=names, quoting=quoting)
         if fmt == "json":
             return _json_records(path)
         if fmt == "jsonl":
@@ -80,13 +91,14 @@ def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None) -
         raise InputError(f"{path}: cannot read as {fmt}: values nested too deep to read") from None
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read as {fmt}: {type(exc).__name__}: {exc}") from None
-    raise InputError(f"{path}: unknown question-file format {fmt!r} (json, jsonl, csv, tsv, parquet, arrow)")
+    raise InputError(f"{path}: unknown question-file format {fmt!r} (json, jsonl, csv, tsv, parquet, arrow, "
+                     f"transcripts)")
 
 
 def _format_of(path: Path) -> str:
     name = path.name.lower()
     for ext, fmt in ((".jsonl", "jsonl"), (".json", "json"), (".csv", "csv"), (".tsv", "tsv"),
-                     (".parquet", "parquet"), (".arrow", "arrow")):
+                     (".parquet", "parquet"), (".arrow", "arrow"), (".txt", "transcripts")):
         if name.endswith(ext):
             return fmt
     raise InputError(f"{path}: cannot tell the format from the name; set params.format (json, jsonl, csv, tsv, "
