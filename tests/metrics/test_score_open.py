@@ -132,6 +132,7 @@ def test_open_tasks_are_routed_to_score_open_in_the_dag(tmp_path):
     scenes = next(d for d, c in cfg["datasets"].items() if c["adapter"] == "synth_scenes")
     cfg["tasks"]["scene-grounding"] = {"dataset": scenes, "family": "grounding", "scoring": {"kind": "grounding"},
                                        "models": ["cascade"]}  # the option-picking floors cannot answer open items
+    cfg["run_jobs"] = "per-run"  # MCQ runs in their own score jobs, beside the open task's score_open
     (wd / "c.yaml").write_text(yaml.safe_dump(cfg))
     jobs = planned_jobs(snakemake(wd, "-n", "--configfile=c.yaml", "results/all.tsv").stdout)
     scoring = {(j["rule"], j["wildcards"].get("task")) for j in jobs if j["rule"] in ("score", "score_open")}
