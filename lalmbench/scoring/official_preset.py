@@ -50,14 +50,16 @@ def _outputs(items: list[dict], predictions: pd.DataFrame, known: set[str]) -> p
 
 def score_preset(preset: str, items: Sequence[Mapping[str, Any]],
                  predictions: pd.DataFrame | Iterable[Mapping[str, Any]], *, kind: str | None = None,
-                 settings: Mapping[str, Any] | None = None, parser: Mapping[str, Any] | None = None,
+                 settings: Mapping[str, Any] | None = None, rule: str | None = None,
+                 parser: Mapping[str, Any] | None = None,
                  embed: EmbedFn | None = None, ask: AskFn | None = None) -> tuple[pd.DataFrame, dict]:
     """(per-item decisions with ``official_score``, ``official_pred``, ``official_reason``,
     ``official_disagrees`` and ours where we have one; the summary: ``value_official``,
     ``n_official``, ``official_excluded``, ``breakdown``, and our ``value`` for MCQ and instruction
     items). Items are scored in the order given, which is the order the official script reads them
     (MMSU carries a letter from record to record). ``kind`` picks the items of one kind when the
-    preset holds several; ``settings`` adds scorer keys (``carry_letter``, ``embedder``, ...)."""
+    preset holds several; ``settings`` adds scorer keys (``carry_letter``, ``embedder``, ...); ``rule``
+    picks another report's rule the preset names under ``official_also`` (MELD: ``kimi_audio_judge``)."""
     from lalmbench.data.adapters.benchmarks import is_preset, official_protocol
 
     if not is_preset(preset):
@@ -77,7 +79,14 @@ def score_preset(preset: str, items: Sequence[Mapping[str, Any]],
     if not items:
         raise InputError(f"{preset}: no {kind} items among the {len(kinds)} kind(s) given ({', '.join(kinds)})")
     names = protocol["official"] if isinstance(protocol["official"], list) else [protocol["official"]]
-    spec = spec_for_task([{"scorer": n, "breakdown": protocol["breakdowns"]} for n in names if n], kind)
+    entries = [dict(n) if isinstance(n, dict) else {"scorer": n} for n in names if n]
+    if rule is not None:
+        entries = [e for e in entries + [dict(a) if isinstance(a, dict) else {"scorer": a}
+                                         for a in protocol.get("official_also", [])] if e["scorer"] == rule]
+        if not entries:
+            raise InputError(f"{preset}: names no official rule {rule!r} (official: {names}, official_also: "
+                             f"{[a.get('scorer', a) if isinstance(a, dict) else a for a in protocol.get('official_also', [])]})")
+    spec = spec_for_task([{**e, "breakdown": protocol["breakdowns"]} for e in entries], kind)
     if spec is None:
         raise InputError(f"{preset}: no official rule for {kind} items (the preset names {names})")
     spec.update(settings or {})

@@ -181,14 +181,15 @@ def expand_import_tasks(cfg: dict) -> dict:
 
 
 def _preset_official(protocol: dict, *, judge: bool) -> list[dict]:
-    """A preset's official rule(s) as ``official:`` entries with its paper-table breakdown fields. A
-    rule that asks an LLM judge (SAKURA, AIR-Bench Chat) is filled in only when the config has a
+    """A preset's official rule(s) as ``official:`` entries with its paper-table breakdown fields (a
+    preset entry may be ``{scorer, <its settings>}``, e.g. Kimi-Audio's judge question). A rule that asks an LLM judge (SAKURA, AIR-Bench Chat) is filled in only when the config has a
     top-level ``judge:`` block; otherwise the user names one in ``datasets.<name>.official``."""
     from lalmbench.scoring.official import SCORERS
 
     names = protocol["official"] if isinstance(protocol["official"], list) else [protocol["official"]]
-    return [{"scorer": n, "breakdown": list(protocol["breakdowns"])} for n in names
-            if n and (judge or SCORERS[n].needs != "ask")]
+    entries = [dict(n) if isinstance(n, dict) else {"scorer": n} for n in names if n]
+    return [{**e, "breakdown": list(protocol["breakdowns"])} for e in entries
+            if judge or SCORERS[e["scorer"]].needs != "ask"]
 
 
 def task_kind(cfg: dict, task: str) -> str:

@@ -3,7 +3,9 @@
 A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged with the dataset's
 ``params``) says where each field lives; no benchmark has its own code path. Spec keys:
 
-  format:   auto | json | jsonl | csv | tsv | parquet | arrow (folders: save_to_disk or shards)
+  format:   auto | json | jsonl | csv | tsv | parquet | arrow (folders: save_to_disk or shards); folders |
+            headerless (an audio folder tree, a table without header: lalmbench.data.adapters.layouts);
+            ``value_maps`` maps label values to the text the scoring compares (same module)
   pattern:  glob (or list of globs) of the benchmark's own files inside a folder (e.g. ``mmsu/*.parquet``);
             a folder is read only through it, so other tables kept there (a model's outputs) are never
             read as questions; a folder without one is refused, naming the tables it holds
@@ -14,7 +16,8 @@ A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged 
   columns:
     id:       column, or a template like ``{uniq_id}`` (default: the row number)
     question: column (``question_default`` when there is none, e.g. captioning)
-    choices:  a list column | [several columns] | ``embedded`` (``(a) dog (b) crow`` in the question)
+    choices:  a list column | [several columns] | ``embedded`` (``(a) dog (b) crow`` in the question);
+              none, with ``classes: [labels]``: every item's choices are the benchmark's label set
     answer:   column; ``answer_format``: text | letter | index | labelled (``(c) text``) | auto
     audio:    column or [columns, first present]: a path, a list of paths, or embedded
               ``{bytes, path}``; ``audio_template`` formats the path with the record's fields
@@ -47,6 +50,7 @@ import numpy as np
 from lalmbench.core.io import InputError
 from lalmbench.data.adapters import Adapted, empty_events
 from lalmbench.data.adapters.common import audio_checks, clips_frame, require_dir, resolve_audio
+from lalmbench.data.adapters.layouts import LAYOUTS, check_columns, map_values
 from lalmbench.data.adapters.tables import load_records, resolve_items_path, unreadable_reason, write_embedded
 from lalmbench.core.items import option_labels
 
@@ -219,7 +223,8 @@ def _variants(records: list[dict], variants: list[dict], pick: Any) -> list[dict
 def read_questions(spec: dict, *, dataset: str) -> Adapted:
     """Read the question file named by ``spec['items']`` and return its items, clips and stats."""
     path = resolve_items_path(spec.get("items") or _missing(spec, dataset, "items"), dataset=dataset)
-    audio_root = spec.get("audio_root")
+    # a folder-tree layout's audio paths are relative to that folder
+    audio_root = spec.get("audio_root") or (spec.get("items") if spec.get("format") == "folders" else None)
     cols = dict(spec.get("columns") or {})
     # without it, only items whose audio is embedded are usable (others name the missing key)
     if not audio_root:
@@ -275,7 +280,9 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
         # choices
         cspec = cols.get("choices")
         published: list | None = None      # the choices as the file lists them (blank ones included)
-        if cspec == "embedded":
+        if cspec is None and spec.get("classes"):     # a classification benchmark: its label set
+            choices = [str(c) for c in spec["classes"]]
+        elif cspec == "embedded":
             question, choices = split_embedded(question)
         elif isinstance(cspec, list):
             choices = [str(rec.get(c)).strip() for c in cspec if not _blank(rec.get(c))]
@@ -387,12 +394,14 @@ def _load(path: Path, spec: dict, pattern: str | list[str] | None) -> list[dict]
     """The records; read from a folder, each file's records carry ``_shard`` (its name without the
     ``-00000-of-00001`` part) and, with ``track_from_folder``, ``track`` (its folder's name)."""
     fmt = str(spec.get("format", "auto"))
+    if fmt in LAYOUTS:
+        return _checked(LAYOUTS[fmt](path, spec), spec, path)
     if not path.is_dir():
         recs = load_records(path, fmt=fmt)
         files = [(path, recs)]
     else:
         if (path / "state.json").is_file():
-            return load_records(path)
+            return _checked(load_records(path), spec, path)
         if not pattern:
             tables = _files(path, TABLE_GLOBS)
             raise InputError(f"{path}: params.items is a folder, and {spec.get('preset', 'this dataset')!r} names no "
@@ -408,12 +417,19 @@ def _load(path: Path, spec: dict, pattern: str | list[str] | None) -> list[dict]
     out = []
     for f, recs in files:
         shard = re.sub(r"-\d{5}-of-\d{5}$", "", f.stem)
-        for r in recs:
+        for r in _checked(recs, spec, f):
             r = dict(r, _shard=shard) if len(files) > 1 or path.is_dir() else dict(r)
             if spec.get("track_from_folder") and "track" not in r:
                 r["track"] = f.parent.name
             out.append(r)
     return out
+
+
+def _checked(records: list[dict], spec: dict, path: Path) -> list[dict]:
+    """One file's records with the preset's value maps applied, its answer and audio columns checked."""
+    records = map_values(records, spec, path)
+    check_columns(records, spec, path)
+    return records
 
 
 #: the tables a folder may hold (named when a folder without a pattern is refused)
@@ -504,6 +520,8 @@ def _audio_entries(audio: Any, rec: dict, spec: dict, audio_dir: Path) -> list[t
             out = [(template.format(**dict(fields, path=p)), e) if not e else (p, e) for p, e in out]
         except KeyError as exc:
             raise InputError(f"audio_template {template!r} names a field the records do not have: {exc}") from None
+    if spec.get("audio_basename"):      # a path on the authors' machine: the file is <audio_root>/<its name>
+        out = [(p.replace("\\", "/").rsplit("/", 1)[-1], e) if not e else (p, e) for p, e in out]
     return [(p[2:] if p.startswith("./") else p, e) for p, e in out]
 
 

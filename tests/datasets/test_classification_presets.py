@@ -1,0 +1,188 @@
+"""Classification presets on fixtures laid out exactly as each release unpacks (MELD.Raw, VocalSound's
+data/, Nonspeech7k's Zenodo files, TUT2017's evaluation folder, CochlScene's split folders, GTZAN's
+genre folders, NSynth's examples.json): gold labels equal the source's, every item's options are the
+benchmark's label set, items left out are counted; a wrong layout fails naming the file and what
+was expected."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from lalmbench.core.io import InputError
+from lalmbench.data.adapters import adapt
+from lalmbench.data.adapters.benchmarks import official_protocol, preset
+
+MELD_HEADER = "Sr No.,Utterance,Speaker,Emotion,Sentiment,Dialogue_ID,Utterance_ID,Season,Episode,StartTime,EndTime"
+
+
+def _audio(root: Path, names, fmt: str = "WAV") -> None:
+    for n in names:
+        p = root / n
+        p.parent.mkdir(parents=True, exist_ok=True)
+        sf.write(p, np.zeros(160, np.float32), 16000, format=fmt)
+
+
+def _labels(res) -> list[str]:
+    return [it["answer_text"] for it in res.items]
+
+
+def test_every_classification_preset_names_family_rule_and_label_set():
+    for name, family in (("meld", "speech_emotion"), ("vocalsound", "vocal_sound"), ("nonspeech7k", "vocal_sound"),
+                         ("tut2017", "acoustic_scene"), ("cochlscene", "acoustic_scene"), ("gtzan", "music_genre"),
+                         ("nsynth", "music_instrument")):
+        spec = preset(name)
+        assert spec["task_family"] == family and len(spec["classes"]) == len(set(spec["classes"])) >= 6
+    assert official_protocol({"adapter": "meld"})["official"] == "qwen2_audio_exact"
+    assert official_protocol({"adapter": "meld"})["official_also"][0]["scorer"] == "kimi_audio_judge"
+    assert official_protocol({"adapter": "tut2017"})["official"]["scorer"] == "kimi_audio_judge"
+    assert official_protocol({"adapter": "gtzan"})["official"] is None
+
+
+def test_meld_test_csv_with_extracted_audio(tmp_path):
+    raw = tmp_path / "MELD.Raw"
+    rows = ['1,"Oh my God, he\'s lost it.",Phoebe,surprise,negative,0,0,4,7,"00:20:57,256","00:21:00,049"',
+            "2,Okay.,Monica,neutral,neutral,0,1,4,7,\"00:21:00,100\",\"00:21:01,000\"",
+            "3,Yay!,Rachel,joy,positive,3,2,1,5,\"00:01:00,100\",\"00:01:02,000\""]
+    raw.mkdir()
+    (raw / "test_sent_emo.csv").write_text(MELD_HEADER + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    clips = raw / "output_repeated_splits_test"
+    _audio(clips, ["dia0_utt0.wav", "dia0_utt1.wav"])          # dia3_utt2's audio was never extracted
+    res = adapt("meld", {"items": str(raw), "audio_root": str(clips), "missing_audio": "skip"}, dataset="meld")
+    assert [it["id"] for it in res.items] == ["dia0_utt0", "dia0_utt1"]
+    assert _labels(res) == ["surprise", "neutral"]
+    assert [o["text"] for o in res.items[0]["options"]] == ["neutral", "joy", "sadness", "anger", "surprise",
+                                                           "fear", "disgust"]
+    assert res.items[0]["answer_label"] == "E" and res.items[0]["meta"]["Sentiment"] == "negative"
+    assert res.items[0]["meta"]["Utterance"] == "Oh my God, he's lost it."
+    assert res.stats["dropped"] == {"item:missing_audio": 1}
+
+
+def test_meld_train_csv_headers_are_a_wrong_layout(tmp_path):
+    src = tmp_path / "test_sent_emo.csv"
+    src.write_text("Sr No.,Utterance,Speaker,Label,Dialogue_ID,Utterance_ID\n1,Hi,Ross,joy,0,0\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"test_sent_emo\.csv: no column 'Emotion' \(the answer\)"):
+        adapt("meld", {"items": str(src), "audio_root": str(tmp_path)}, dataset="meld")
+
+
+def _vocalsound(tmp_path: Path, records: list[dict]) -> Path:
+    data = tmp_path / "vocalsound" / "data"
+    (data / "datafiles").mkdir(parents=True)
+    (data / "datafiles" / "te.json").write_text(json.dumps({"data": records}), encoding="utf-8")
+    return data
+
+
+def test_vocalsound_te_json_maps_audioset_ids_to_class_names(tmp_path):
+    far = "/data/sls/scratch/yuangong/vocalsound/data/audio_16k/"
+    data = _vocalsound(tmp_path, [{"wav": far + "f0003_0_cough.wav", "labels": "/m/01b_21"},
+                                  {"wav": far + "m0083_0_sneeze.wav", "labels": "/m/01hsr_"},
+                                  {"wav": far + "f0101_0_throatclearing.wav", "labels": "/m/0dl9sf8"},
+                                  {"wav": far + "m0001_0_hum.wav", "labels": "/m/0xxx"}])
+    _audio(data / "audio_16k", ["f0003_0_cough.wav", "m0083_0_sneeze.wav", "f0101_0_throatclearing.wav",
+                                "m0001_0_hum.wav"])
+    res = adapt("vocalsound", {"items": str(data), "audio_root": str(data / "audio_16k")}, dataset="vs")
+    assert _labels(res) == ["Cough", "Sneeze", "Throat clearing"]
+    assert res.items[0]["meta"]["labels_published"] == "/m/01b_21"
+    assert res.items[2]["audio_path"].endswith("audio_16k/f0101_0_throatclearing.wav")
+    assert res.stats["dropped"] == {"item:label_not_in_map": 1}
+
+
+def test_vocalsound_without_labels_names_the_file_and_the_column(tmp_path):
+    data = _vocalsound(tmp_path, [{"wav": "a.wav", "label": "cough"}])
+    with pytest.raises(InputError, match=r"te\.json: value_maps names column 'labels'"):
+        adapt("vocalsound", {"items": str(data), "audio_root": str(tmp_path)}, dataset="vs")
+
+
+def test_nonspeech7k_test_metadata_csv(tmp_path):
+    head = "Filename,File ID,Duration in ms,Class ID,Classname,Augment id,Augmentation type,source\n"
+    body = ("111_4_0.wav,111,1000,4,screaming,0,Original,https://freesound.org/\n"
+            "c_0_0.wav,5,1000,0,breath,0,Original,https://freesound.org/\n"
+            "x_9_0.wav,7,1000,9,whistle,0,Original,https://freesound.org/\n")
+    (tmp_path / "metadata of test set.csv").write_text(head + body, encoding="utf-8")
+    _audio(tmp_path / "test", ["111_4_0.wav", "c_0_0.wav", "x_9_0.wav"])
+    res = adapt("nonspeech7k", {"items": str(tmp_path), "audio_root": str(tmp_path / "test")}, dataset="ns")
+    assert _labels(res) == ["screaming", "breath"]
+    assert res.items[0]["meta"]["source"] == "https://freesound.org/"
+    assert res.stats["dropped"] == {"item:answer_not_in_choices": 1}
+
+
+def test_nonspeech7k_folder_without_its_metadata_names_the_pattern(tmp_path):
+    (tmp_path / "metadata of train set .csv").write_text("Filename,Classname\na.wav,cough\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"no question files matching \['metadata of test set.csv'\]"):
+        adapt("nonspeech7k", {"items": str(tmp_path), "audio_root": str(tmp_path)}, dataset="ns")
+
+
+def test_tut2017_evaluation_meta_txt(tmp_path):
+    root = tmp_path / "TUT-acoustic-scenes-2017-evaluation"
+    root.mkdir()
+    (root / "meta.txt").write_text("audio/1.wav\tbeach\naudio/2.wav\tcafe/restaurant\n"
+                                   "audio/3.wav\tresidential_area\n", encoding="utf-8")
+    _audio(root, ["audio/1.wav", "audio/2.wav", "audio/3.wav"])
+    res = adapt("tut2017", {"items": str(root), "audio_root": str(root)}, dataset="tut")
+    assert _labels(res) == ["beach", "cafe/restaurant", "residential_area"]
+    assert [it["id"] for it in res.items] == ["audio/1.wav", "audio/2.wav", "audio/3.wav"]
+    assert len(res.items[0]["options"]) == 15
+
+
+def test_tut2017_comma_separated_meta_names_the_line(tmp_path):
+    (tmp_path / "meta.txt").write_text("audio/1.wav\tbeach\naudio/2.wav,bus\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"meta\.txt: line 2 has 1 field\(s\).*expected 2 to 3: file, scene_label"):
+        adapt("tut2017", {"items": str(tmp_path / "meta.txt"), "audio_root": str(tmp_path)}, dataset="tut")
+
+
+def test_cochlscene_test_and_val_folders_scene_from_folder_name(tmp_path):
+    root = tmp_path / "CochlScene"
+    _audio(root, ["Test/Bus/Bus_01.wav", "Test/CrowdedIndoor/CI_02.wav", "Val/SubwayStation/SS_03.wav",
+                  "Train/Bus/Bus_99.wav"])
+    res = adapt("cochlscene", {"items": str(root)}, dataset="cochl")
+    assert [(it["meta"]["split"], it["answer_text"]) for it in res.items] == [
+        ("Test", "Bus"), ("Test", "CrowdedIndoor"), ("Val", "SubwayStation")]
+    assert res.items[0]["clip_id"] == "Test/Bus/Bus_01.wav"
+
+
+def test_cochlscene_pointed_at_one_split_says_what_layout_it_expects(tmp_path):
+    _audio(tmp_path / "CochlScene" / "Test", ["Bus/Bus_01.wav"])
+    with pytest.raises(InputError, match=r"no audio files matching \['Test/\*/\*.wav', 'Val/\*/\*.wav'\]; expected "
+                                         r"<split>/<Scene>/<file>.wav"):
+        adapt("cochlscene", {"items": str(tmp_path / "CochlScene" / "Test")}, dataset="cochl")
+
+
+def test_gtzan_genre_folders_au_release(tmp_path):
+    root = tmp_path / "genres"
+    _audio(root, ["blues/blues.00000.au", "rock/rock.00042.au", "jazz/jazz.00054.au"], fmt="AU")
+    res = adapt("gtzan", {"items": str(root)}, dataset="gtzan")
+    assert _labels(res) == ["blues", "jazz", "rock"]
+    assert [o["text"] for o in res.items[0]["options"]][:3] == ["blues", "classical", "country"]
+
+
+def test_gtzan_file_in_another_genres_folder_is_named(tmp_path):
+    root = tmp_path / "genres_original"
+    _audio(root, ["blues/blues.00000.wav", "rock/blues.00001.wav"])
+    with pytest.raises(InputError, match=r"rock/blues\.00001\.wav: its path does not match .*<genre>/<genre>\.000NN"):
+        adapt("gtzan", {"items": str(root)}, dataset="gtzan")
+
+
+def test_nsynth_examples_json_object_of_records(tmp_path):
+    root = tmp_path / "nsynth-test"
+    notes = {"bass_synthetic_068-049-025": {"note_str": "bass_synthetic_068-049-025", "pitch": 49, "velocity": 25,
+                                            "instrument_family_str": "bass", "instrument_source_str": "synthetic",
+                                            "qualities_str": ["dark"]},
+             "keyboard_electronic_001-021-127": {"note_str": "keyboard_electronic_001-021-127", "pitch": 21,
+                                                 "velocity": 127, "instrument_family_str": "keyboard",
+                                                 "instrument_source_str": "electronic", "qualities_str": []}}
+    root.mkdir()
+    (root / "examples.json").write_text(json.dumps(notes), encoding="utf-8")
+    _audio(root / "audio", [f"{k}.wav" for k in notes])
+    res = adapt("nsynth", {"items": str(root), "audio_root": str(root / "audio")}, dataset="nsynth")
+    assert [it["id"] for it in res.items] == list(notes)
+    assert _labels(res) == ["bass", "keyboard"]
+    assert res.items[0]["meta"]["instrument_source_str"] == "synthetic" and res.items[0]["meta"]["pitch"] == 49
+
+
+def test_nsynth_examples_without_family_names_the_column(tmp_path):
+    (tmp_path / "examples.json").write_text(json.dumps({"n1": {"note_str": "n1", "instrument": 3}}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"examples\.json: no column 'instrument_family_str' \(the answer\)"):
+        adapt("nsynth", {"items": str(tmp_path), "audio_root": str(tmp_path)}, dataset="nsynth")
