@@ -153,7 +153,7 @@ def kimi_audio_verdict(reply: str | None) -> str | None:
     """"yes" / "no" / None (invalid) as base.py's ``collect_acc`` reads a judge reply: its last line,
     lower-cased; any "yes" in it is correct, else any "no" is wrong (so "not sure" and "unknown"
     read as wrong, "no, yes" as correct), else the reply is invalid and left out of the denominator.
-    A failed judge call is invalid here (the script would stop on it)."""
+    A failed judge call reads as None (the rule scores it 0 and says the script stops there)."""
     if reply is None:
         return None
     last = reply.strip().split("\n")[-1].strip().lower()
@@ -188,6 +188,10 @@ def kimi_audio_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask
     replies = ask([prompt.render(rec) for rec in records], [str(it.get("id")) for it in items])
     out = []
     for reply, r in zip(replies, raw):
+        if reply is None:
+            out.append(OfficialItem(0.0, reason="no judge reply: the script stops here (collect_acc calls .strip() "
+                                                "on it)"))
+            continue
         v = kimi_audio_verdict(reply)
         note = MARKER_FLAG if has_verdict_marker(r) else None
         out.append(OfficialItem(None if v is None else float(v == "yes"), pred=v,
