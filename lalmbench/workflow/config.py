@@ -150,6 +150,8 @@ def expand_import_tasks(cfg: dict) -> dict:
             official = _preset_official(official_protocol(d), judge=bool(cfg.get("judge")))
             if official:
                 d["official"] = official
+        elif is_preset(d["adapter"]) and d.get("official"):
+            d["official"] = _with_preset_settings(d["official"], official_protocol(d))
     tasks, problems = {}, []
     for name, t in cfg["tasks"].items():
         d = cfg["datasets"].get(t.get("dataset"))
@@ -190,6 +192,24 @@ def _preset_official(protocol: dict, *, judge: bool) -> list[dict]:
     entries = [dict(n) if isinstance(n, dict) else {"scorer": n} for n in names if n]
     return [{**e, "breakdown": list(protocol["breakdowns"])} for e in entries
             if judge or SCORERS[e["scorer"]].needs != "ask"]
+
+
+def _with_preset_settings(official: Any, protocol: dict) -> Any:
+    """A dataset's own ``official:`` with the settings its preset gives the same rule under ``official``
+    or ``official_also`` filled in beneath the user's (``official: kimi_audio_judge`` on TUT2017 gets
+    the preset's judge question)."""
+    listed = protocol["official"] if isinstance(protocol["official"], list) else [protocol["official"]]
+    known = {e["scorer"]: {k: v for k, v in e.items() if k != "scorer"}
+             for e in listed + protocol.get("official_also", []) if isinstance(e, dict)}
+    entries = official if isinstance(official, list) else [official]
+    out = []
+    for e in entries:
+        name = e if isinstance(e, str) else (e or {}).get("scorer") if isinstance(e, dict) else None
+        if not known.get(name):
+            out.append(e)
+            continue
+        out.append({**known[name], **({"scorer": e} if isinstance(e, str) else e)})
+    return out if isinstance(official, list) else out[0]
 
 
 def task_kind(cfg: dict, task: str) -> str:
