@@ -186,3 +186,28 @@ def test_nsynth_examples_without_family_names_the_column(tmp_path):
     (tmp_path / "examples.json").write_text(json.dumps({"n1": {"note_str": "n1", "instrument": 3}}), encoding="utf-8")
     with pytest.raises(InputError, match=r"examples\.json: no column 'instrument_family_str' \(the answer\)"):
         adapt("nsynth", {"items": str(tmp_path), "audio_root": str(tmp_path)}, dataset="nsynth")
+
+
+ESC_HEADER = "filename,fold,target,category,esc10,src_file,take"
+
+
+def test_esc50_meta_csv_open_items_with_the_category_as_reference(tmp_path):
+    root = tmp_path / "ESC-50-master"
+    (root / "meta").mkdir(parents=True)
+    (root / "meta" / "esc50.csv").write_text(ESC_HEADER + "\n1-100032-A-0.wav,1,0,dog,True,100032,A\n"
+                                             "1-100038-A-14.wav,1,14,chirping_birds,False,100038,A\n"
+                                             "5-9032-A-0.wav,5,0,dog,True,9032,A\n", encoding="utf-8")
+    _audio(root / "audio", ["1-100032-A-0.wav", "1-100038-A-14.wav"])
+    res = adapt("esc50", {"items": str(root), "audio_root": str(root), "missing_audio": "skip"}, dataset="esc")
+    assert [(it["id"], it["answer_text"], it["references"]) for it in res.items] == [
+        ("1-100032-A-0.wav", "dog", ["dog"]), ("1-100038-A-14.wav", "chirping_birds", ["chirping_birds"])]
+    assert res.items[0]["options"] == [] and res.items[0]["meta"]["kind"] == "open"
+    assert res.items[0]["meta"]["fold"] == "1" and res.items[0]["meta"]["esc10"] == "True"
+    assert res.stats["dropped"] == {"item:missing_audio": 1}
+
+
+def test_esc50_folder_without_meta_csv_names_the_pattern(tmp_path):
+    _audio(tmp_path / "audio", ["1-100032-A-0.wav"])
+    (tmp_path / "esc50.csv").write_text(ESC_HEADER + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"no question files matching \['meta/esc50.csv'\]"):
+        adapt("esc50", {"items": str(tmp_path), "audio_root": str(tmp_path)}, dataset="esc")
