@@ -33,13 +33,15 @@ def _labels(res) -> list[str]:
 def test_every_classification_preset_names_family_rule_and_label_set():
     for name, family in (("meld", "speech_emotion"), ("vocalsound", "vocal_sound"), ("nonspeech7k", "vocal_sound"),
                          ("tut2017", "acoustic_scene"), ("cochlscene", "acoustic_scene"), ("gtzan", "music_genre"),
-                         ("nsynth", "music_instrument")):
+                         ("nsynth", "music_instrument"), ("crema_d", "speech_emotion")):
         spec = preset(name)
         assert spec["task_family"] == family and len(spec["classes"]) == len(set(spec["classes"])) >= 6
     assert official_protocol({"adapter": "meld"})["official"] == "qwen2_audio_exact"
     assert official_protocol({"adapter": "meld"})["official_also"][0]["scorer"] == "kimi_audio_judge"
     assert official_protocol({"adapter": "tut2017"})["official"]["scorer"] == "kimi_audio_judge"
     assert official_protocol({"adapter": "gtzan"})["official"] is None
+    assert preset("esc50")["task_family"] == "sound_event" and preset("esc50")["kind"] == "open"
+    assert preset("musiccaps")["task_family"] == "music_captioning"
 
 
 def test_meld_test_csv_with_extracted_audio(tmp_path):
@@ -211,3 +213,40 @@ def test_esc50_folder_without_meta_csv_names_the_pattern(tmp_path):
     (tmp_path / "esc50.csv").write_text(ESC_HEADER + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"no question files matching \['meta/esc50.csv'\]"):
         adapt("esc50", {"items": str(tmp_path), "audio_root": str(tmp_path)}, dataset="esc")
+
+
+def test_crema_d_emotion_from_the_file_name(tmp_path):
+    _audio(tmp_path, ["AudioWAV/1001_DFA_ANG_XX.wav", "AudioWAV/1002_IEO_HAP_HI.wav", "AudioWAV/1003_TIE_XYZ_LO.wav"])
+    res = adapt("crema_d", {"items": str(tmp_path)}, dataset="crema")
+    assert [(it["id"], it["answer_text"], it["meta"]["level"]) for it in res.items] == [
+        ("AudioWAV/1001_DFA_ANG_XX.wav", "anger", "XX"), ("AudioWAV/1002_IEO_HAP_HI.wav", "happy", "HI")]
+    assert res.items[0]["meta"]["emotion_published"] == "ANG" and res.items[0]["meta"]["actor"] == "1001"
+    assert res.stats["dropped"] == {"item:label_not_in_map": 1}
+
+
+def test_crema_d_mp3_folder_only_is_a_wrong_layout(tmp_path):
+    _audio(tmp_path, ["AudioWAV/1001_DFA_ANG.wav"])
+    with pytest.raises(InputError, match=r"AudioWAV/1001_DFA_ANG\.wav: its path does not match .*expected "
+                                         r"AudioWAV/<actor>_<sentence>_<emotion>_<level>\.wav"):
+        adapt("crema_d", {"items": str(tmp_path)}, dataset="crema")
+
+
+def test_musiccaps_public_csv_one_caption_item_per_segment(tmp_path):
+    head = ("ytid,start_s,end_s,audioset_positive_labels,aspect_list,caption,author_id,is_balanced_subset,"
+            "is_audioset_eval\n")
+    rows = ("-0Gj8-vB1q4,30,40,\"/m/0140xf,/m/02cjck\",\"['low quality', 'sustained strings melody']\","
+            "\"The low quality recording features a string melody.\",4,False,True\n"
+            "-0SdAVK79lg,30,40,/m/0155w,\"['guitar']\",\"A song with a guitar.\",0,False,False\n")
+    (tmp_path / "musiccaps-public.csv").write_text(head + rows, encoding="utf-8")
+    _audio(tmp_path / "clips", ["-0Gj8-vB1q4.wav", "-0SdAVK79lg.wav"])
+    res = adapt("musiccaps", {"items": str(tmp_path), "audio_root": str(tmp_path / "clips")}, dataset="mc")
+    assert [it["references"] for it in res.items] == [["The low quality recording features a string melody."],
+                                                      ["A song with a guitar."]]
+    assert res.items[0]["meta"]["aspect_list"] == ["low quality", "sustained strings melody"]
+    assert res.items[0]["meta"]["is_audioset_eval"] == "True" and res.items[0]["options"] == []
+
+
+def test_musiccaps_csv_without_captions_names_the_column(tmp_path):
+    (tmp_path / "musiccaps-public.csv").write_text("ytid,start_s,end_s\nabc,0,10\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"musiccaps-public\.csv: no column 'caption' \(the answer\)"):
+        adapt("musiccaps", {"items": str(tmp_path), "audio_root": str(tmp_path)}, dataset="mc")

@@ -62,7 +62,7 @@ def test_kimi_reads_the_last_line_yes_before_no(reply, verdict):
 
 
 def test_config_fills_the_presets_judge_question_under_a_users_rule():
-    cfg = {"judge": {"model": "j"},
+    cfg = {"judge": {"judge_model": "j"},
            "datasets": {"tut": {"adapter": "tut2017", "params": {"items": "meta.txt"}},
                         "meld": {"adapter": "meld", "params": {"items": "x.csv"}, "official": "kimi_audio_judge"},
                         "ns": {"adapter": "nonspeech7k", "params": {"items": "x.csv"},
