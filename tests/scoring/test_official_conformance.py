@@ -52,6 +52,11 @@ def _items(header: dict, cases: list[dict], tmp_path: Path) -> dict[str, dict]:
     names = preset(header["preset"]).get("names")
     if preset(header["preset"]).get("format") == "headerless":   # TUT2017's meta.txt: fields by position
         src.write_text("".join("\t".join(r[n] for n in names if n in r) + "\n" for r in recs), encoding="utf-8")
+    elif preset(header["preset"]).get("format") == "folders":    # CochlScene: a record is a file in the tree
+        src = tmp_path / header["preset"]
+        for r in recs:
+            (src / r["path"]).parent.mkdir(parents=True, exist_ok=True)
+            (src / r["path"]).touch()
     else:
         src.write_text(json.dumps(recs) if fmt == "json" else "".join(json.dumps(r) + "\n" for r in recs),
                        encoding="utf-8")
