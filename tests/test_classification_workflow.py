@@ -1,6 +1,6 @@
 """Classification presets through the real Snakefile on released-style outputs: MELD's test CSV as
 multiple choice over its label set with Qwen2-Audio's exact match as value_official, ESC-50's
-meta CSV as open questions scored by label_match."""
+meta CSV as open questions scored by label_match, GiantSteps' tempo files scored by tempo."""
 import json
 
 import pandas as pd
@@ -32,15 +32,22 @@ def test_meld_and_esc50_presets_scored_end_to_end(tmp_path):
     meld_out = [("dia0_utt0", "joy"), ("dia0_utt1", "anger."), ("dia1_utt0", "A"), ("dia1_utt1", "fear")]
     esc_out = [("1-100032-A-0.wav", "A dog is barking."), ("1-100038-A-14.wav", "chirping birds and a dog"),
                ("1-115545-A-48.wav", "Fireworks"), ("2-109505-A-21.wav", "someone sneezes")]
-    for name, rows in (("meld", meld_out), ("esc", esc_out)):
+    tempo = data / "gs" / "annotations" / "tempo"
+    tempo.mkdir(parents=True)
+    for track, bpm in (("1030011.LOFI", "126"), ("1114156.LOFI", "86"), ("1327052.LOFI", "0.0")):
+        (tempo / f"{track}.bpm").write_text(bpm)
+    gs_out = [("1030011.LOFI", "about 128 BPM"), ("1114156.LOFI", "172"), ("1327052.LOFI", "120")]
+    for name, rows in (("meld", meld_out), ("esc", esc_out), ("gs", gs_out)):
         (data / f"{name}.jsonl").write_text("".join(json.dumps({"id": i, "response": r}) + "\n" for i, r in rows))
     models = {f"released-{name}": {"backend": "imported", "params": {"predictions": f"data/{name}.jsonl"},
-                                   "max_error_rate": 0.0, "tasks": [name]} for name in ("meld", "esc")}
+                                   "max_error_rate": 0.0, "tasks": [name]} for name in ("meld", "esc", "gs")}
     config = {"seed": 0, "scale": 1, "run_jobs": "per-dataset",
               "datasets": {"meld": {"adapter": "meld", "params": {"items": "data/meld"}},
-                           "esc": {"adapter": "esc50", "params": {"items": "data/esc"}}},
+                           "esc": {"adapter": "esc50", "params": {"items": "data/esc"}},
+                           "gs": {"adapter": "giantsteps_tempo", "params": {"items": "data/gs"}}},
               "tasks": {"meld": {"dataset": "meld", "family": "import"},
-                        "esc": {"dataset": "esc", "family": "import", "scoring": {"kind": "label_match"}}},
+                        "esc": {"dataset": "esc", "family": "import", "scoring": {"kind": "label_match"}},
+                        "gs": {"dataset": "gs", "family": "import", "scoring": {"kind": "tempo"}}},
               "models": models, "conditions": ["audio"], "prompts": ["mcq-default"]}
     (wd / "cls.yaml").write_text(yaml.safe_dump(config))
     snakemake(wd, "--configfile=cls.yaml", "results/all.tsv")
@@ -49,6 +56,9 @@ def test_meld_and_esc50_presets_scored_end_to_end(tmp_path):
     assert (meld["n"], meld["value"], meld["value_official"], meld["n_official"]) == (4, 2 / 4, 1 / 4, 4)
     esc = table.query("task == 'esc' and metric == 'label_accuracy'").iloc[0]
     assert (esc["n"], esc["value"]) == (4, 2 / 4) and pd.isna(esc["value_official"])
+    gs = table.query("task == 'gs'").set_index("metric")
+    assert gs.loc["tempo_accuracy1", ["n", "value"]].tolist() == [2, 1 / 2]
+    assert gs.loc["tempo_accuracy2", "value"] == 1.0 and "no_reference_tempo=1" in gs.loc["tempo_accuracy1", "flags"]
     dec = pd.read_parquet(wd / "results" / "scores" / "released-meld" / "meld" / "meld" / "audio" / "mcq-default"
                           / "decisions.parquet").set_index("id")
     assert dec.loc["dia0_utt1", "official_disagrees"] and not dec.loc["dia0_utt0", "official_disagrees"]

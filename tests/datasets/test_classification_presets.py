@@ -250,3 +250,41 @@ def test_musiccaps_csv_without_captions_names_the_column(tmp_path):
     (tmp_path / "musiccaps-public.csv").write_text("ytid,start_s,end_s\nabc,0,10\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"musiccaps-public\.csv: no column 'caption' \(the answer\)"):
         adapt("musiccaps", {"items": str(tmp_path), "audio_root": str(tmp_path)}, dataset="mc")
+
+
+def _giantsteps(root: Path, kind: str, labels: dict[str, str]) -> None:
+    ext = {"key": "key", "tempo": "bpm"}[kind]
+    (root / "annotations" / kind).mkdir(parents=True)
+    for track, text in labels.items():
+        (root / "annotations" / kind / f"{track}.{ext}").write_text(text, encoding="utf-8")
+    _audio(root / "audio", [f"{t}.mp3" for t in labels], fmt="WAV")
+
+
+def test_giantsteps_key_files_give_the_key_as_one_of_24(tmp_path):
+    _giantsteps(tmp_path, "key", {"1004923.LOFI": "F minor", "1007941.LOFI": "Eb major\n", "5377710.LOFI": "X dorian"})
+    res = adapt("giantsteps_key", {"items": str(tmp_path)}, dataset="gsk")
+    assert [(it["id"], it["answer_text"]) for it in res.items] == [("1004923.LOFI", "F minor"),
+                                                                  ("1007941.LOFI", "Eb major")]
+    assert len(res.items[0]["options"]) == 24 and res.items[0]["audio_path"].endswith("audio/1004923.LOFI.mp3")
+    assert res.stats["dropped"] == {"item:answer_not_in_choices": 1}
+
+
+def test_giantsteps_key_glob_on_audio_files_is_refused(tmp_path):
+    (tmp_path / "annotations" / "key").mkdir(parents=True)
+    (tmp_path / "annotations" / "key" / "1.LOFI.key").write_bytes(b"\xff\xfe" + b"\x00" * 5000)
+    with pytest.raises(InputError, match=r"1\.LOFI\.key: 5002 bytes, too long for a label file"):
+        adapt("giantsteps_key", {"items": str(tmp_path)}, dataset="gsk")
+
+
+def test_giantsteps_tempo_bpm_files_open_items(tmp_path):
+    _giantsteps(tmp_path, "tempo", {"1030011.LOFI": "126", "1114156.LOFI": "86"})
+    res = adapt("giantsteps_tempo", {"items": str(tmp_path)}, dataset="gst")
+    assert [(it["id"], it["references"]) for it in res.items] == [("1030011.LOFI", ["126"]), ("1114156.LOFI", ["86"])]
+    assert res.items[0]["options"] == []
+
+
+def test_giantsteps_tempo_without_annotations_says_what_it_expects(tmp_path):
+    _audio(tmp_path / "audio", ["1.LOFI.mp3"])
+    with pytest.raises(InputError, match=r"no audio files matching \['annotations/tempo/\*\.bpm'\]; expected "
+                                         r"annotations/tempo/<track>\.LOFI\.bpm"):
+        adapt("giantsteps_tempo", {"items": str(tmp_path)}, dataset="gst")

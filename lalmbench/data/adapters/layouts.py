@@ -9,7 +9,9 @@ preset names these as data:
 
   format: folders    audio_glob: glob(s) of the audio files under ``items``;
                      path_fields: a regex over each file's path relative to ``items`` whose named
-                     groups become fields; the file's own path is the field ``path``
+                     groups become fields; the file's own path is the field ``path``;
+                     content_field: the globbed files are label files instead (GiantSteps'
+                     annotations/key/<track>.key), their text this field
   format: headerless names: [column names] of a tab- or space-separated table without a header;
                      optional_names: trailing ones a row may lack (TUT2017's development meta.txt
                      adds a recording id that its evaluation meta.txt has not)
@@ -51,8 +53,25 @@ def folder_records(path: Path, spec: dict) -> list[dict]:
         if m is None:
             raise InputError(f"{path / rel}: its path does not match {pattern.pattern!r}; expected "
                              f"{spec.get('layout_hint', 'one folder per class holding its audio files')}")
-        out.append({"path": rel, **{k: v for k, v in m.groupdict().items() if v is not None}})
+        rec = {"path": rel, **{k: v for k, v in m.groupdict().items() if v is not None}}
+        if spec.get("content_field"):        # a label file (GiantSteps' <track>.key): its text is the field
+            rec[str(spec["content_field"])] = _small_text(f)
+        out.append(rec)
     return out
+
+
+#: a label file read as a field is a few words; anything longer is not one (a wrong glob)
+MAX_LABEL_FILE = 4096
+
+
+def _small_text(path: Path) -> str:
+    if path.stat().st_size > MAX_LABEL_FILE:
+        raise InputError(f"{path}: {path.stat().st_size} bytes, too long for a label file (at most "
+                         f"{MAX_LABEL_FILE}); audio_glob should name the label files")
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text; audio_glob should name the label files") from None
 
 
 def headerless_records(path: Path, spec: dict) -> list[dict]:
