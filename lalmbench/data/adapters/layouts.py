@@ -146,6 +146,7 @@ def check_columns(records: list[dict], spec: dict, path: Path) -> None:
         v = cols.get(key)
         names = [str(n) for n in (v if isinstance(v, list) else [v]) if n is not None and "{" not in str(n)]
         if names and not found & set(names):
+            where = spec.get("pattern") or (spec.get("format") if spec.get("format") not in (None, "auto") else None)
             raise InputError(f"{path}: no column {' or '.join(map(repr, names))} (the {key}) in its records; expected "
-                             f"{spec.get('preset', 'the preset')}'s layout ({spec.get('pattern') or spec.get('format')}), "
+                             f"{spec.get('preset', 'the preset')}'s layout{f' ({where})' if where else ''}, "
                              f"found columns {sorted(found)[:20]}")
