@@ -288,3 +288,41 @@ def test_giantsteps_tempo_without_annotations_says_what_it_expects(tmp_path):
     with pytest.raises(InputError, match=r"no audio files matching \['annotations/tempo/\*\.bpm'\]; expected "
                                          r"annotations/tempo/<track>\.LOFI\.bpm"):
         adapt("giantsteps_tempo", {"items": str(tmp_path)}, dataset="gst")
+
+
+IEMOCAP_EVAL = """% [START_TIME - END_TIME] TURN_NAME EMOTION [V, A, D]
+
+[6.2901 - 8.2357]\tSes01F_impro01_F000\tneu\t[2.5000, 2.5000, 2.5000]
+C-E2:\tNeutral;\t()
+C-E4:\tNeutral;\t()
+
+[10.0100 - 11.3925]\tSes01F_impro01_F001\texc\t[3.0000, 3.5000, 3.0000]
+[14.8872 - 18.0175]\tSes01F_impro01_M002\tfru\t[2.0000, 3.5000, 3.5000]
+[20.0000 - 22.0000]\tSes01F_impro01_M003\txxx\t[2.5000, 3.0000, 3.0000]
+"""
+
+
+def test_iemocap_emoevaluation_lines_four_classes(tmp_path):
+    root = tmp_path / "IEMOCAP_full_release"
+    ev = root / "Session1" / "dialog" / "EmoEvaluation"
+    (ev / "Categorical").mkdir(parents=True)
+    (ev / "Ses01F_impro01.txt").write_text(IEMOCAP_EVAL, encoding="utf-8")
+    (ev / "Categorical" / "Ses01F_impro01_e2_cat.txt").write_text("Ses01F_impro01_F000 :Neutral; ()\n")
+    wav = "Session1/sentences/wav/Ses01F_impro01/"
+    _audio(root, [wav + f"Ses01F_impro01_{u}.wav" for u in ("F000", "F001", "M002", "M003")])
+    res = adapt("iemocap", {"items": str(root)}, dataset="iemocap")
+    assert [(it["id"], it["answer_text"]) for it in res.items] == [("Ses01F_impro01_F000", "neutral"),
+                                                                  ("Ses01F_impro01_F001", "happy")]
+    assert res.items[1]["meta"]["emotion_published"] == "exc" and res.items[1]["meta"]["session"] == "1"
+    assert res.items[0]["meta"]["start_s"] == "6.2901" and res.items[0]["audio_path"].endswith(
+        wav + "Ses01F_impro01_F000.wav")
+    assert res.stats["dropped"] == {"item:label_not_in_map": 2}
+
+
+def test_iemocap_folder_of_other_text_says_what_lines_it_expects(tmp_path):
+    ev = tmp_path / "Session2" / "dialog" / "EmoEvaluation"
+    ev.mkdir(parents=True)
+    (ev / "Ses02F_script01_1.txt").write_text("Ses02F_script01_1_F000 neutral\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"no line matching .* in 1 file\(s\) \(Ses02F_script01_1\.txt, \.\.\.\); "
+                                         r"expected Session<n>/dialog/EmoEvaluation"):
+        adapt("iemocap", {"items": str(tmp_path)}, dataset="iemocap")

@@ -15,6 +15,8 @@ preset names these as data:
   format: headerless names: [column names] of a tab- or space-separated table without a header;
                      optional_names: trailing ones a row may lack (TUT2017's development meta.txt
                      adds a recording id that its evaluation meta.txt has not)
+  format: lines      line_pattern: a regex whose named groups make one record of each matching line
+                     of the files ``pattern`` names (path_fields over each file's path adds fields)
   value_maps:        {column: {value: text}} -- a value missing from its map leaves the record out,
                      counted as ``item:label_not_in_map``
 """
@@ -101,10 +103,40 @@ def headerless_records(path: Path, spec: dict) -> list[dict]:
     return out
 
 
+def line_records(path: Path, spec: dict) -> list[dict]:
+    """One record per line matching ``line_pattern`` in the text files ``pattern`` names under the
+    folder ``path`` (or in the file ``path``), with the named groups of ``path_fields`` over the
+    file's relative path beside the line's (IEMOCAP's Session1/dialog/EmoEvaluation/<dialog>.txt:
+    the session and dialog from the path, utterance and emotion from its lines). Other lines
+    (headers, per-annotator detail) are not records; files where no line matches are an error."""
+    files = sorted(f for g in _globs(spec, "pattern") for f in path.glob(g) if f.is_file()) if path.is_dir() else [path]
+    hint = spec.get("layout_hint", "lines matching line_pattern")
+    if not files:
+        raise InputError(f"{path}: no file matching {_globs(spec, 'pattern')}; expected {hint}")
+    line_rx = re.compile(str(spec.get("line_pattern") or r"^(?P<line>.+)$"))
+    file_rx = re.compile(str(spec["path_fields"])) if spec.get("path_fields") else None
+    out = []
+    for f in files:
+        rel = f.relative_to(path).as_posix() if path.is_dir() else f.name
+        m = file_rx.search(rel) if file_rx else None
+        if file_rx and m is None:
+            raise InputError(f"{f}: its path does not match {file_rx.pattern!r}; expected {hint}")
+        fields = {k: v for k, v in (m.groupdict() if m else {}).items() if v is not None}
+        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+            lm = line_rx.search(line)
+            if lm:
+                out.append({**fields, **{k: v for k, v in lm.groupdict().items() if v is not None}})
+    if not out:
+        raise InputError(f"{path}: no line matching {line_rx.pattern!r} in {len(files)} file(s) "
+                         f"({files[0].name}, ...); expected {hint}")
+    return out
+
+
 #: ``format`` values the reader hands to this module, and the function that reads each
 LAYOUTS: dict[str, Callable[[Path, dict], list[dict]]] = {
     "folders": folder_records,
     "headerless": headerless_records,
+    "lines": line_records,
 }
 
 

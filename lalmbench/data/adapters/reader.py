@@ -4,8 +4,9 @@ A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged 
 ``params``) says where each field lives; no benchmark has its own code path. Spec keys:
 
   format:   auto | json | jsonl | csv | tsv | parquet | arrow (folders: save_to_disk or shards); folders |
-            headerless (an audio folder tree, a table without header: lalmbench.data.adapters.layouts);
-            ``value_maps`` maps label values to the text the scoring compares (same module)
+            headerless | lines (an audio folder tree, a table without header, matching lines of text
+            files: lalmbench.data.adapters.layouts); ``value_maps`` maps label values to the text the
+            scoring compares (same module)
   pattern:  glob (or list of globs) of the benchmark's own files inside a folder (e.g. ``mmsu/*.parquet``);
             a folder is read only through it, so other tables kept there (a model's outputs) are never
             read as questions; a folder without one is refused, naming the tables it holds
@@ -224,7 +225,7 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     """Read the question file named by ``spec['items']`` and return its items, clips and stats."""
     path = resolve_items_path(spec.get("items") or _missing(spec, dataset, "items"), dataset=dataset)
     # a folder-tree layout's audio paths are relative to that folder
-    audio_root = spec.get("audio_root") or (spec.get("items") if spec.get("format") == "folders" else None)
+    audio_root = spec.get("audio_root") or (spec.get("items") if spec.get("format") in ("folders", "lines") else None)
     cols = dict(spec.get("columns") or {})
     # without it, only items whose audio is embedded are usable (others name the missing key)
     if not audio_root:
