@@ -84,3 +84,15 @@ def test_without_a_judge_block_tut2017_gets_no_judge_rule_filled_in():
            "tasks": {"t": {"dataset": "tut", "family": "import"}}}
     expand_import_tasks(cfg)
     assert "official" not in cfg["datasets"]["tut"]
+
+
+def test_qwen2_audio_prompts_ask_without_options_so_the_label_text_is_the_answer(meld_items):
+    from pathlib import Path
+
+    from lalmbench.inference.prompts import load_template, render, shows_labels
+
+    prompts = Path(lalmbench.__file__).resolve().parents[1] / "resources" / "prompts"
+    ser = load_template(prompts / "qwen2-audio-ser.txt")
+    assert render(ser, meld_items[0]) == "Recognize the emotion with keywords in English:" and not shows_labels(ser)
+    vsc = load_template(prompts / "qwen2-audio-vsc.txt")
+    assert render(vsc, meld_items[0]) == "Classify the human vocal sound to VocalSound in English:"
