@@ -147,7 +147,7 @@ def test_cochlscene_test_and_val_folders_scene_from_folder_name(tmp_path):
 
 def test_cochlscene_pointed_at_one_split_says_what_layout_it_expects(tmp_path):
     _audio(tmp_path / "CochlScene" / "Test", ["Bus/Bus_01.wav"])
-    with pytest.raises(InputError, match=r"no audio files matching \['Test/\*/\*.wav', 'Val/\*/\*.wav'\]; expected "
+    with pytest.raises(InputError, match=r"no files matching \['Test/\*/\*.wav', 'Val/\*/\*.wav'\]; expected "
                                          r"<split>/<Scene>/<file>.wav"):
         adapt("cochlscene", {"items": str(tmp_path / "CochlScene" / "Test")}, dataset="cochl")
 
@@ -285,7 +285,7 @@ def test_giantsteps_tempo_bpm_files_open_items(tmp_path):
 
 def test_giantsteps_tempo_without_annotations_says_what_it_expects(tmp_path):
     _audio(tmp_path / "audio", ["1.LOFI.mp3"])
-    with pytest.raises(InputError, match=r"no audio files matching \['annotations/tempo/\*\.bpm'\]; expected "
+    with pytest.raises(InputError, match=r"no files matching \['annotations/tempo/\*\.bpm'\]; expected "
                                          r"annotations/tempo/<track>\.LOFI\.bpm"):
         adapt("giantsteps_tempo", {"items": str(tmp_path)}, dataset="gst")
 

@@ -1,6 +1,7 @@
 """Release layouts that are not one question table: records built from an audio folder tree (the
-class is a folder name, as in GTZAN and CochlScene), from a header-less table (TUT2017's
-``meta.txt``), and label values mapped to the text the scoring script compares (VocalSound's
+class is a folder name, as in GTZAN and CochlScene) or a tree of small label files (GiantSteps),
+from a header-less table (TUT2017's ``meta.txt``), from the matching lines of text files (IEMOCAP's
+EmoEvaluation), and label values mapped to the text the scoring script compares (VocalSound's
 AudioSet ids -> "Laughter").
 
 The declarative reader (:mod:`lalmbench.data.adapters.reader`) asks :data:`LAYOUTS` for a spec's
@@ -45,7 +46,7 @@ def folder_records(path: Path, spec: dict) -> list[dict]:
     globs = _globs(spec, "audio_glob") or ["**/*.wav"]
     files = sorted({f for g in globs for f in path.glob(g) if f.is_file()})
     if not files:
-        raise InputError(f"{path}: no audio files matching {globs}; expected "
+        raise InputError(f"{path}: no files matching {globs}; expected "
                          f"{spec.get('layout_hint', 'one folder per class holding its audio files')}")
     pattern = re.compile(str(spec.get("path_fields") or r"^(?P<label>[^/]+)/"))
     out = []
