@@ -70,15 +70,19 @@ def score_mcq(items: Sequence[Mapping[str, Any]], predictions: "pd.DataFrame | I
 
 def score_official(preset: str, items: Sequence[Mapping[str, Any]],
                    predictions: "pd.DataFrame | Iterable[Mapping[str, Any]]", *, kind: str | None = None,
-                   settings: Mapping[str, Any] | None = None, parser: Mapping[str, Any] | None = None,
-                   embed: Any = None, ask: Any = None) -> tuple["pd.DataFrame", dict]:
+                   settings: Mapping[str, Any] | None = None, rule: str | None = None,
+                   parser: Mapping[str, Any] | None = None, embed: Any = None,
+                   ask: Any = None) -> tuple["pd.DataFrame", dict]:
     """The benchmark's own scoring rule on these outputs, as ``results/all.tsv`` reports it.
 
     ``preset``: a benchmark preset (``mmau``, ``mmar``, ``mmsu``, ``air_bench``, ``mmau_pro``, ...);
     ``items`` as :func:`read_items` gives them, in the benchmark file's order (the order its script
     reads); ``predictions`` rows with ``id``, ``raw_output``, optional ``error``. ``kind`` picks MCQ,
     instruction or open items where a preset holds several; ``settings`` adds the rule's keys
-    (``carry_letter``, ``embedder``). ``embed`` / ``ask``: the sentence embedder or judge a rule needs.
+    (``carry_letter``, ``embedder``); ``rule`` picks another report's rule the preset names under
+    ``official_also`` (MELD, VocalSound: ``kimi_audio_judge`` beside Qwen2-Audio's exact match;
+    LibriSpeech: ``kimi_audio_wer`` beside ``qwen2_audio_wer``).
+    ``embed`` / ``ask``: the sentence embedder or judge a rule needs.
 
     Returns ``(decisions, summary)``: per item ``official_score`` (None: left out by the script),
     ``official_pred``, ``official_reason``, ``official_disagrees`` beside our own verdict; the summary
@@ -86,7 +90,7 @@ def score_official(preset: str, items: Sequence[Mapping[str, Any]],
     per group of the paper's table) and our ``value`` where the kind has a rule of ours."""
     from lalmbench.scoring.official_preset import score_preset
 
-    return score_preset(preset, items, predictions, kind=kind, settings=settings, parser=parser,
+    return score_preset(preset, items, predictions, kind=kind, settings=settings, rule=rule, parser=parser,
                         embed=embed, ask=ask)
 
 

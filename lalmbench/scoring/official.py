@@ -275,6 +275,17 @@ def clotho_aqa_accuracy(items: list[dict], raw: list[str | None], cfg: dict) -> 
     return out
 
 
+# --- Qwen2-Audio: exact label match (MELD, VocalSound) ---------------------------------------------------
+
+def qwen2_audio_exact(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
+    """Qwen2-Audio's eval_audio/evaluate_emotion.py and evaluate_vocal_sound.py: sklearn's
+    ``accuracy_score`` of the gold labels against the replies with leading whitespace removed, i.e.
+    the reply must *be* the label: same case, nothing after it (a trailing period or newline is
+    wrong), no synonyms. A failed generation is the empty reply (the script always decodes text)."""
+    return [OfficialItem(float((r or "").lstrip() == str(_published_answer(it))), pred=(r or "").lstrip())
+            for it, r in zip(items, raw)]
+
+
 # --- MMAU-Pro: instruction following ---------------------------------------------------------------
 
 def mmau_pro_instruction(items: list[dict], raw: list[str | None], cfg: dict) -> list[OfficialItem]:
@@ -352,6 +363,8 @@ SCORERS: dict[str, Scorer] = {
     "kimi_audio_wer": Scorer(_speech_rule("kimi_audio_wer"), "open", None, "wer", _speech_aggregate("wer_aggregate")),
     "qwen2_audio_bleu": Scorer(_speech_rule("qwen2_audio_bleu"), "open", None, "bleu",
                                _speech_aggregate("bleu_aggregate")),
+    "qwen2_audio_exact": Scorer(qwen2_audio_exact, "mcq"),
+    "kimi_audio_judge": Scorer(_judge_rule("kimi_audio_judge"), "mcq", "ask"),
 }
 
 

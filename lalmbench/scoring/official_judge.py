@@ -141,3 +141,59 @@ def judge_ask(spec: dict) -> AskFn:
         return [None if r["error"] else r["raw"] for r in replies]
 
     return ask
+
+
+# --- Kimi-Audio-Evalkit: LLM-judged multiple choice (MELD, VocalSound, Nonspeech7k, TUT2017, CochlScene) -----
+
+#: what Kimi-Audio-Evalkit's MQA questions append after their options
+KIMI_ANSWER_INSTRUCTION = ".Answer with the option's letter from the given choices directly and only give the best option."
+
+
+def kimi_audio_verdict(reply: str | None) -> str | None:
+    """"yes" / "no" / None (invalid) as base.py's ``collect_acc`` reads a judge reply: its last line,
+    lower-cased; any "yes" in it is correct, else any "no" is wrong (so "not sure" and "unknown"
+    read as wrong, "no, yes" as correct), else the reply is invalid and left out of the denominator.
+    A failed judge call reads as None (the rule scores it 0 and says the script stops there)."""
+    if reply is None:
+        return None
+    last = reply.strip().split("\n")[-1].strip().lower()
+    if "yes" in last:
+        return "yes"
+    if "no" in last:
+        return "no"
+    return None
+
+
+def kimi_question(item: dict, cfg: dict) -> str:
+    """The question Kimi-Audio-Evalkit's judge is shown: the preset's (its download script's text),
+    else the item's question with its options listed the way that script writes them."""
+    if cfg.get("question"):
+        return str(cfg["question"])
+    opts = "".join(f"({o['label']}) {o.get('text') or ''}\n" for o in _options(item))
+    return f"{item.get('question') or ''}\nOptions:\n{opts}{KIMI_ANSWER_INSTRUCTION}"
+
+
+def kimi_audio_judge(items: list[dict], raw: list[str | None], cfg: dict, *, ask: AskFn) -> list[OfficialItem]:
+    """Kimi-Audio-Evalkit's MQA scoring (almeval/datasets/ds_mqa.py ``evaluate_llm``, base.py
+    ``run_llm_judge`` + ``collect_acc``): the judge prompt (resources/prompts/official/kimi_audio_mqa.yaml)
+    with the question and gold answer stripped, the prediction as the results file holds it (a failed
+    generation is the text "None", pandas' ``astype(str)`` of a null); accuracy over the replies whose
+    last line says yes or no. The script's TUT2017 and CochlScene prompts are never used (it compares
+    ``DATASET_NAME`` 'TUT2017' with 'tut2017'), so every preset gets the general prompt, as there."""
+    from lalmbench.scoring.judge import MARKER_FLAG, has_verdict_marker, load_prompt
+
+    prompt = load_prompt(cfg.get("prompt", "kimi_audio_mqa"), prompt_dir=PROMPT_DIR, verdicts=["kimi_audio_verdict"])
+    records = [{"question": kimi_question(it, cfg).strip(), "reference": _gold_text(it).strip(),
+                "candidate": "None" if r is None else r} for it, r in zip(items, raw)]
+    replies = ask([prompt.render(rec) for rec in records], [str(it.get("id")) for it in items])
+    out = []
+    for reply, r in zip(replies, raw):
+        if reply is None:
+            out.append(OfficialItem(0.0, reason="no judge reply: the script stops here (collect_acc calls .strip() "
+                                                "on it)"))
+            continue
+        v = kimi_audio_verdict(reply)
+        note = MARKER_FLAG if has_verdict_marker(r) else None
+        out.append(OfficialItem(None if v is None else float(v == "yes"), pred=v,
+                                reason=note if v is not None else "judge reply says neither yes nor no"))
+    return out

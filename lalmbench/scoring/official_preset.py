@@ -50,14 +50,16 @@ def _outputs(items: list[dict], predictions: pd.DataFrame, known: set[str]) -> p
 
 def score_preset(preset: str, items: Sequence[Mapping[str, Any]],
                  predictions: pd.DataFrame | Iterable[Mapping[str, Any]], *, kind: str | None = None,
-                 settings: Mapping[str, Any] | None = None, parser: Mapping[str, Any] | None = None,
+                 settings: Mapping[str, Any] | None = None, rule: str | None = None,
+                 parser: Mapping[str, Any] | None = None,
                  embed: EmbedFn | None = None, ask: AskFn | None = None) -> tuple[pd.DataFrame, dict]:
     """(per-item decisions with ``official_score``, ``official_pred``, ``official_reason``,
     ``official_disagrees`` and ours where we have one; the summary: ``value_official``,
     ``n_official``, ``official_excluded``, ``breakdown``, and our ``value`` for MCQ and instruction
     items). Items are scored in the order given, which is the order the official script reads them
     (MMSU carries a letter from record to record). ``kind`` picks the items of one kind when the
-    preset holds several; ``settings`` adds scorer keys (``carry_letter``, ``embedder``, ...)."""
+    preset holds several; ``settings`` adds scorer keys (``carry_letter``, ``embedder``, ...); ``rule``
+    picks another report's rule the preset names under ``official_also`` (MELD: ``kimi_audio_judge``)."""
     from lalmbench.data.adapters.benchmarks import is_preset, official_protocol
 
     if not is_preset(preset):
@@ -77,6 +79,13 @@ def score_preset(preset: str, items: Sequence[Mapping[str, Any]],
     if not items:
         raise InputError(f"{preset}: no {kind} items among the {len(kinds)} kind(s) given ({', '.join(kinds)})")
     rules = preset_rules(protocol["official"], protocol["breakdowns"])
+    if rule is not None:
+        also = preset_rules(protocol.get("official_also"), protocol["breakdowns"])
+        chosen = [e for e in rules + also if e["scorer"] == rule]
+        if not chosen:
+            raise InputError(f"{preset}: names no official rule {rule!r} (official: {[r['scorer'] for r in rules]}, "
+                             f"official_also: {[a['scorer'] for a in also]})")
+        rules = chosen
     spec = spec_for_task(rules, kind)
     if spec is None:
         raise InputError(f"{preset}: no official rule for {kind} items (the preset names "

@@ -150,6 +150,8 @@ def expand_import_tasks(cfg: dict) -> dict:
             official = _preset_official(official_protocol(d), judge=bool(cfg.get("judge")))
             if official:
                 d["official"] = official
+        elif is_preset(d["adapter"]) and d.get("official"):
+            d["official"] = _with_preset_settings(d["official"], official_protocol(d))
     tasks, problems = {}, []
     for name, t in cfg["tasks"].items():
         d = cfg["datasets"].get(t.get("dataset"))
@@ -181,13 +183,32 @@ def expand_import_tasks(cfg: dict) -> dict:
 
 
 def _preset_official(protocol: dict, *, judge: bool) -> list[dict]:
-    """A preset's official rule(s) as ``official:`` entries with its paper-table breakdown fields. A
-    rule that asks an LLM judge (SAKURA, AIR-Bench Chat) is filled in only when the config has a
+    """A preset's official rule(s) as ``official:`` entries with its paper-table breakdown fields (a
+    preset entry may be ``{scorer, <its settings>}``: a speech rule's language, Kimi-Audio's judge
+    question). A rule that asks an LLM judge (SAKURA, AIR-Bench Chat) is filled in only when the config has a
     top-level ``judge:`` block; otherwise the user names one in ``datasets.<name>.official``."""
     from lalmbench.scoring.official import SCORERS, preset_rules
 
     return [e for e in preset_rules(protocol["official"], protocol["breakdowns"])
             if judge or SCORERS[e["scorer"]].needs != "ask"]
+
+
+def _with_preset_settings(official: Any, protocol: dict) -> Any:
+    """A dataset's own ``official:`` with the settings its preset gives the same rule under ``official``
+    or ``official_also`` filled in beneath the user's (``official: kimi_audio_judge`` on TUT2017 gets
+    the preset's judge question)."""
+    listed = protocol["official"] if isinstance(protocol["official"], list) else [protocol["official"]]
+    known = {e["scorer"]: {k: v for k, v in e.items() if k != "scorer"}
+             for e in listed + protocol.get("official_also", []) if isinstance(e, dict)}
+    entries = official if isinstance(official, list) else [official]
+    out = []
+    for e in entries:
+        name = e if isinstance(e, str) else (e or {}).get("scorer") if isinstance(e, dict) else None
+        if not known.get(name):
+            out.append(e)
+            continue
+        out.append({**known[name], **({"scorer": e} if isinstance(e, str) else e)})
+    return out if isinstance(official, list) else out[0]
 
 
 def task_kind(cfg: dict, task: str) -> str:

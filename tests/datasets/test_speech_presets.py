@@ -236,6 +236,23 @@ def test_speech_presets_in_a_config_get_their_report_rule_with_its_settings():
     assert {t: c["params"]["kind"] for t, c in out["tasks"].items()} == {"ls": "open", "cv": "open", "st": "open"}
 
 
+
+def test_a_speech_presets_official_also_rule_named_in_the_config_gets_the_presets_settings():
+    """``official_also`` is one key for classification and speech presets: naming Kimi-Audio's WER rule
+    on LibriSpeech fills in the language the preset gives it, beneath what the user wrote."""
+    from lalmbench.workflow.config import expand_import_tasks
+
+    cfg = {"datasets": {"ls": {"adapter": "librispeech", "official": "kimi_audio_wer",
+                               "params": {"items": "x", "audio_root": "x", "subset": "test-clean"}},
+                        "fl": {"adapter": "fleurs", "params": {"items": "x/test.tsv", "audio_root": "x"},
+                               "official": [{"scorer": "kimi_audio_wer", "breakdown": ["gender"]}]}},
+           "tasks": {"ls": {"dataset": "ls", "family": "import", "scoring": {"kind": "asr"}},
+                     "fl": {"dataset": "fl", "family": "import", "scoring": {"kind": "asr"}}}}
+    expand_import_tasks(cfg)
+    assert cfg["datasets"]["ls"]["official"] == {"scorer": "kimi_audio_wer", "language": "en"}
+    fl = cfg["datasets"]["fl"]["official"][0]
+    assert fl["language_field"] == "language" and fl["breakdown"] == ["gender"]
+
 def test_kimi_audio_converted_files_wenetspeech_subsets(tmp_path):
     """Kimi-Audio-Evalkit's WenetSpeech.jsonl: absolute audio paths inside the download folder, the
     test_net and test_meeting subsets; a Qwen2-Audio-format file is refused naming the columns."""
@@ -266,6 +283,6 @@ def test_each_speech_preset_names_known_rules_a_family_and_its_layout(name):
     from lalmbench.scoring.official import SCORERS, official_spec
 
     spec = preset(name, {"subset": "test-clean"} if name == "librispeech" else {})
-    rules = [official_spec(r) for r in [spec["official"], *(spec.get("official_alternatives") or [])]]
+    rules = [official_spec(r) for r in [spec["official"], *(spec.get("official_also") or [])]]
     assert all(SCORERS[r["scorer"]].kind == "open" for r in rules)
-    assert spec["family"] in ("asr", "translation") and spec["layout"] and spec["kinds"] == ["open"]
+    assert spec["task_family"] in ("asr", "translation") and spec["layout"] and spec["kinds"] == ["open"]

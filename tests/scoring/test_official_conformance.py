@@ -46,11 +46,22 @@ def stand_in_embed(texts: list[str]) -> np.ndarray:
 
 
 def _items(header: dict, cases: list[dict], tmp_path: Path) -> dict[str, dict]:
+    from lalmbench.data.adapters.benchmarks import preset
+
     fmt = FORMATS.get(header["preset"], "json")
     src = tmp_path / f"{header['preset']}.{fmt}"
     recs = [c["record"] for c in cases]
-    src.write_text(json.dumps(recs) if fmt == "json" else "".join(json.dumps(r) + "\n" for r in recs),
-                   encoding="utf-8")
+    names = preset(header["preset"]).get("names")
+    if preset(header["preset"]).get("format") == "headerless":   # TUT2017's meta.txt: fields by position
+        src.write_text("".join("\t".join(r[n] for n in names if n in r) + "\n" for r in recs), encoding="utf-8")
+    elif preset(header["preset"]).get("format") == "folders":    # CochlScene: a record is a file in the tree
+        src = tmp_path / header["preset"]
+        for r in recs:
+            (src / r["path"]).parent.mkdir(parents=True, exist_ok=True)
+            (src / r["path"]).touch()
+    else:
+        src.write_text(json.dumps(recs) if fmt == "json" else "".join(json.dumps(r) + "\n" for r in recs),
+                       encoding="utf-8")
     items = lalmbench.read_items(header["preset"], {"items": str(src), "audio_root": str(tmp_path),
                                                     "check_audio": False}, dataset=header["preset"])
     return {it["id"]: it for it in items}
@@ -67,12 +78,40 @@ def test_corpora_are_present_and_large_enough():
         assert len({c["style"] for c in cases}) >= 25, path.name
 
 
+def _preset_settings(preset: str, scorer: str) -> dict:
+    """The settings the preset gives its official entry for ``scorer`` (Kimi-Audio's judge question)."""
+    from lalmbench.data.adapters.benchmarks import official_protocol
+
+    proto = official_protocol({"adapter": preset})
+    entries = proto["official"] if isinstance(proto["official"], list) else [proto["official"]]
+    for e in entries + proto.get("official_also", []):
+        if isinstance(e, dict) and e.get("scorer") == scorer:
+            return {k: v for k, v in e.items() if k != "scorer"}
+    return {}
+
+
+def _unfenced(prompt: str) -> str:
+    """A rendered judge prompt with the fences around answers taken out (the official scripts send the
+    answers bare; docs/scoring-official.md says why ours fences them)."""
+    return re.sub(r"\n(`{3,})\n(.*?)\n\1\n", r"\2", prompt, flags=re.S)
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_official_rule_agrees_with_the_script_on_every_case(path, tmp_path):
     header, cases = _load(path)
     by_id = _items(header, cases, tmp_path)
-    spec = {"scorer": header["scorer"], **header.get("settings", {})}
+    spec = {"scorer": header["scorer"], **_preset_settings(header["preset"], header["scorer"]),
+            **header.get("settings", {})}
     kw = {"embed": stand_in_embed} if header["scorer"] == "mmau_pro_nearest_choice" else {}
+    sent: dict[str, str] = {}
+    if header.get("judge"):     # the judge's replies are part of the corpus; the prompts sent are checked
+        replies = {c["case"]: c["reply"] for c in cases}
+
+        def ask(prompts, ids):
+            sent.update(zip(ids, prompts))
+            return [replies[i] for i in ids]
+
+        kw = {"ask": ask}
     groups: dict[str, list[dict]] = {}
     for c in cases:
         groups.setdefault(c["group"], []).append(c)
@@ -92,6 +131,9 @@ def test_official_rule_agrees_with_the_script_on_every_case(path, tmp_path):
                 ok = ours == 0 and "script stops" in str(reason)
             else:
                 ok = ours == want
+            if header.get("judge") and _unfenced(sent[c["case"]]) != c["script_prompt"].strip():
+                ok = False
+                reason = f"prompt differs: {sent[c['case']][-300:]!r}"
             if not ok:
                 disagree.append((c["case"], c["style"], c["output"], want, ours, reason))
     assert not disagree, f"{len(disagree)} of {len(cases)} cases disagree with {header['script']}: {disagree[:8]}"

@@ -85,6 +85,11 @@ def test_public_score_official_takes_a_speech_preset_with_its_rule_settings():
     assert s["official_scorer"] == "qwen2_audio_wer" and s["official_metric"] == "wer"
     assert s["value_official"] == pytest.approx(1 / 8)    # "there'd" is "there would" to Whisper's normaliser
     assert [b["group"] for b in s["breakdown"]] == ["test-clean", "1089"]
+    # the preset's official_also rule by name, with the language the preset gives it
+    _, k = lalmbench.score_official("librispeech", items, [{"id": "1089-134686-0000",
+                                                            "raw_output": "He hoped there'd be stew for lunch."}],
+                                    rule="kimi_audio_wer")
+    assert k["official_scorer"] == "kimi_audio_wer" and k["value_official"] == pytest.approx(1 / 8)
 
 
 def test_asr_run_on_librispeech_items_reports_the_report_wer_in_all_tsv(tmp_path):

@@ -32,7 +32,7 @@ def _load(path: Path) -> tuple[dict, list[dict]]:
 def _rule(header: dict) -> dict:
     """The official rule the corpus checks, as the preset names it (its default or an alternative)."""
     spec = preset(header["preset"])
-    rules = [spec["official"], *(spec.get("official_alternatives") or [])]
+    rules = [spec["official"], *(spec.get("official_also") or [])]
     found = [official_spec(r) for r in rules if official_spec(r)["scorer"] == header["scorer"]]
     assert found, f"preset {header['preset']!r} names no rule {header['scorer']!r}"
     return found[0]

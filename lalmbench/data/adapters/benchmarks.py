@@ -5,7 +5,10 @@ A dataset config ``{adapter: mmau_pro, params: {items: ..., audio_root: ...}}`` 
 with its params (params win; a preset's ``by_param`` entry, e.g. AIR-Bench's ``split: chat`` or
 VoiceBench's ``subset: ifeval``, is merged in between). Besides the reader's keys a preset names
 ``official`` (the benchmark's own scorer in :mod:`lalmbench.scoring.official`, or a list of them, one
-per item kind), ``breakdowns`` (the
+per item kind; an entry may be ``{scorer, <settings>}``), ``official_also`` (the rules of other reports
+that score the benchmark differently, picked by naming them in the dataset's ``official:``), ``task_family``
+(what the benchmark measures: asr, translation, speech_emotion, vocal_sound, acoustic_scene, music_genre,
+...), ``layout`` (its release layout in words, named by errors), ``breakdowns`` (the
 meta fields of the paper's table), ``kinds`` (the item kinds it can hold: mcq, open, instruction),
 ``multi_audio`` (items may carry several clips), and ``source`` / ``how`` / ``size`` for the docs.
 """
@@ -79,8 +82,11 @@ def official_protocol(dataset_cfg: dict) -> dict:
     if not name or not is_preset(name):
         return {"official": None, "breakdowns": [], "kinds": ["mcq"], "multi_audio": False}
     spec = preset(name, dict(dataset_cfg.get("params") or {}), selectors_required=False)
-    return {"official": spec.get("official"), "breakdowns": list(spec.get("breakdowns") or []),
-            "kinds": list(spec.get("kinds") or ["mcq"]), "multi_audio": bool(spec.get("multi_audio"))}
+    out = {"official": spec.get("official"), "breakdowns": list(spec.get("breakdowns") or []),
+           "kinds": list(spec.get("kinds") or ["mcq"]), "multi_audio": bool(spec.get("multi_audio"))}
+    if spec.get("official_also"):   # another report's rule for the same benchmark, chosen by official:
+        out["official_also"] = list(spec["official_also"])
+    return out
 
 
 def adapt(params: dict, *, dataset: str, name: str) -> Adapted:

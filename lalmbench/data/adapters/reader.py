@@ -3,7 +3,10 @@
 A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged with the dataset's
 ``params``) says where each field lives; no benchmark has its own code path. Spec keys:
 
-  format:   auto | json | jsonl | csv | tsv | parquet | arrow (folders: save_to_disk or shards)
+  format:   auto | json | jsonl | csv | tsv | parquet | arrow (folders: save_to_disk or shards), or a
+            release layout: transcripts | headerless | folders | lines (lalmbench.data.adapters.layouts,
+            which also documents the layout keys: quoting, names, path_fields, expect_columns, derive,
+            rows_where, audio_join, value_maps)
   pattern:  glob (or list of globs) of the benchmark's own files inside a folder (e.g. ``mmsu/*.parquet``);
             a folder is read only through it, so other tables kept there (a model's outputs) are never
             read as questions; a folder without one is refused, naming the tables it holds
@@ -14,10 +17,12 @@ A *spec* (a benchmark preset, :mod:`lalmbench.data.adapters.benchmarks`, merged 
   columns:
     id:       column, or a template like ``{uniq_id}`` (default: the row number)
     question: column (``question_default`` when there is none, e.g. captioning)
-    choices:  a list column | [several columns] | ``embedded`` (``(a) dog (b) crow`` in the question)
+    choices:  a list column | [several columns] | ``embedded`` (``(a) dog (b) crow`` in the question);
+              none, with ``classes: [labels]``: every item's choices are the benchmark's label set
     answer:   column; ``answer_format``: text | letter | index | labelled (``(c) text``) | auto
     audio:    column or [columns, first present]: a path, a list of paths, or embedded
-              ``{bytes, path}``; ``audio_template`` formats the path with the record's fields
+              ``{bytes, path}``; ``audio_template`` formats the path with the record's fields;
+              ``audio_basename: true``: a path on the authors' machine, the file is its name under audio_root
     references: column with the reference answers of an open item (default: the answer)
   meta:     all (every column not used above; default) | [columns]
   kind_when: {instruction: {column: value}, open: {...}} -- which records are instruction-following /
@@ -46,9 +51,9 @@ import numpy as np
 
 from lalmbench.core.io import InputError
 from lalmbench.data.adapters import Adapted, empty_events
-from lalmbench.data.adapters import layouts
 from lalmbench.data.adapters.common import audio_checks, clips_frame, require_dir, resolve_audio
-from lalmbench.data.adapters.tables import load_records, resolve_items_path, unreadable_reason, write_embedded
+from lalmbench.data.adapters.layouts import LAYOUTS, arrange, load
+from lalmbench.data.adapters.tables import resolve_items_path, unreadable_reason, write_embedded
 from lalmbench.core.items import option_labels
 
 #: adapt stats when no model that hears audio runs the dataset (``audio_needed: false``)
@@ -220,7 +225,9 @@ def _variants(records: list[dict], variants: list[dict], pick: Any) -> list[dict
 def read_questions(spec: dict, *, dataset: str) -> Adapted:
     """Read the question file named by ``spec['items']`` and return its items, clips and stats."""
     path = resolve_items_path(spec.get("items") or _missing(spec, dataset, "items"), dataset=dataset)
-    audio_root = spec.get("audio_root")
+    # a folder-tree layout's audio paths are relative to that folder
+    tree = spec.get("format") in LAYOUTS and not LAYOUTS[spec["format"]].per_file
+    audio_root = spec.get("audio_root") or (spec.get("items") if tree else None)
     cols = dict(spec.get("columns") or {})
     # without it, only items whose audio is embedded are usable (others name the missing key)
     if not audio_root:
@@ -233,13 +240,13 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
     pattern = spec.get("pattern")
     if spec.get("subset") and path.is_dir() and not pattern:     # VoiceBench: <subset>/<split>-NNNNN-of-NNNNN.parquet
         pattern = f"{spec['subset']}/{spec['split']}-*.parquet" if spec.get("split") else f"{spec['subset']}/**/*.parquet"
-    records = _load(path, spec, pattern)
+    records = load(path, spec, pattern)
     rows_read = len(records)
     dropped: Counter = Counter()
     unreadable = [unreadable_reason(rec) for rec in records]
     dropped.update(why for why in unreadable if why)
     records = [rec for rec, why in zip(records, unreadable) if not why]
-    records, layout_dropped, layout_notes = layouts.arrange(records, spec, root)
+    records, layout_dropped, layout_notes = arrange(records, spec, root)
     dropped.update(layout_dropped)
     if spec.get("group_by"):
         records = _group(records, list(spec["group_by"]), path)
@@ -278,7 +285,9 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
         # choices
         cspec = cols.get("choices")
         published: list | None = None      # the choices as the file lists them (blank ones included)
-        if cspec == "embedded":
+        if cspec is None and spec.get("classes"):     # a classification benchmark: its label set
+            choices = [str(c) for c in spec["classes"]]
+        elif cspec == "embedded":
             question, choices = split_embedded(question)
         elif isinstance(cspec, list):
             choices = [str(rec.get(c)).strip() for c in cspec if not _blank(rec.get(c))]
@@ -386,50 +395,6 @@ def _keep_published(item: dict, choices: list | None, answer: Any) -> None:
         item["published"] = {"choices": texts if choices is None else choices, "answer": shown}
 
 
-def _load(path: Path, spec: dict, pattern: str | list[str] | None) -> list[dict]:
-    """The records; read from a folder, each file's records carry ``_shard`` (its name without the
-    ``-00000-of-00001`` part) and, with ``track_from_folder``, ``track`` (its folder's name)."""
-    fmt = str(spec.get("format", "auto"))
-    opts = {k: spec[k] for k in layouts.TABLE_KEYS if spec.get(k)}
-    if not path.is_dir():
-        recs = load_records(path, fmt=fmt, **opts)
-        files = [(path, recs)]
-    else:
-        if (path / "state.json").is_file():
-            return load_records(path)
-        if not pattern:
-            tables = _files(path, TABLE_GLOBS)
-            raise InputError(f"{path}: params.items is a folder, and {spec.get('preset', 'this dataset')!r} names no "
-                             f"file pattern to find the benchmark's own files in it (it holds "
-                             f"{', '.join(str(f.relative_to(path)) for f in tables[:8]) or 'no table'}"
-                             f"{', ...' if len(tables) > 8 else ''}); set params.items to the question file, or "
-                             f"params.pattern to a glob of them")
-        globs = as_list(pattern)
-        found = _files(path, globs)
-        if not found:
-            raise InputError(f"{path}: no question files matching {globs} in this folder"
-                             + (f"; expected {spec['layout']}" if spec.get("layout") else ""))
-        files = [(f, load_records(f, fmt=fmt, **opts)) for f in found]
-    out = []
-    for f, recs in files:
-        recs = layouts.on_file(recs, f, path, spec)
-        shard = re.sub(r"-\d{5}-of-\d{5}$", "", f.stem)
-        for r in recs:
-            r = dict(r, _shard=shard) if len(files) > 1 or path.is_dir() else dict(r)
-            if spec.get("track_from_folder") and "track" not in r:
-                r["track"] = f.parent.name
-            out.append(r)
-    return out
-
-
-#: the tables a folder may hold (named when a folder without a pattern is refused)
-TABLE_GLOBS = ["**/*.parquet", "**/*.arrow", "**/*.jsonl", "**/*.json", "**/*.csv", "**/*.tsv"]
-
-
-def _files(path: Path, globs: list[str]) -> list[Path]:
-    return sorted({f for g in globs for f in path.glob(g) if f.is_file() and ".cache" not in f.parts})
-
-
 def _missing(spec: dict, dataset: str, key: str):
     from lalmbench.data.adapters.common import DatasetMissing
 
@@ -510,6 +475,8 @@ def _audio_entries(audio: Any, rec: dict, spec: dict, audio_dir: Path) -> list[t
             out = [(template.format(**dict(fields, path=p)), e) if not e else (p, e) for p, e in out]
         except KeyError as exc:
             raise InputError(f"audio_template {template!r} names a field the records do not have: {exc}") from None
+    if spec.get("audio_basename"):      # a path on the authors' machine: the file is <audio_root>/<its name>
+        out = [(p.replace("\\", "/").rsplit("/", 1)[-1], e) if not e else (p, e) for p, e in out]
     return [(p[2:] if p.startswith("./") else p, e) for p, e in out]
 
 

@@ -53,23 +53,25 @@ def resolve_items_path(spec: str, *, dataset: str, key: str = "items") -> Path:
 UNREADABLE = "_unreadable"
 
 
-def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None, names: list[str] | None = None,
-                 quoting: str | None = None) -> list[dict]:
+def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None, layout: dict | None = None) -> list[dict]:
     """Every record of a question file or folder, in file order (shards in sorted name order).
-    ``names``/``quoting``: a CSV/TSV without a header, or whose quotes are text
-    (:func:`lalmbench.data.adapters.layouts.read_delimited`)."""
+    ``layout``: the spec's layout keys, for a per-file release layout (``format: transcripts``,
+    ``headerless``) or a CSV/TSV without a header (``names``) or whose quotes are text (``quoting: none``);
+    :mod:`lalmbench.data.adapters.layouts`."""
     if path.is_dir():
         return _load_dir(path, pattern)
     fmt = _format_of(path) if fmt == "auto" else fmt
+    layout = layout or {}
     try:
-        if fmt == "transcripts":
-            from lalmbench.data.adapters.layouts import read_transcripts
-
-            return read_transcripts(path)
-        if fmt in ("csv", "tsv") and (names or quoting == "none"):
+        if fmt in ("csv", "tsv") and (layout.get("names") or layout.get("quoting") == "none"):
             from lalmbench.data.adapters.layouts import read_delimited
 
-            return read_delimited(path, sep="\t" if fmt == "tsv" else ",", names=names, quoting=quoting)
+            return read_delimited(path, sep="\t" if fmt == "tsv" else ",", names=layout.get("names"),
+                                  quoting=layout.get("quoting"))
+        from lalmbench.data.adapters.layouts import LAYOUTS
+
+        if fmt in LAYOUTS and LAYOUTS[fmt].per_file:
+            return LAYOUTS[fmt].read(path, layout)
         if fmt == "json":
             return _json_records(path)
         if fmt == "jsonl":
@@ -92,7 +94,7 @@ def load_records(path: Path, *, fmt: str = "auto", pattern: str | None = None, n
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read as {fmt}: {type(exc).__name__}: {exc}") from None
     raise InputError(f"{path}: unknown question-file format {fmt!r} (json, jsonl, csv, tsv, parquet, arrow, "
-                     f"transcripts)")
+                     f"transcripts, headerless)")
 
 
 def _format_of(path: Path) -> str:

@@ -10,6 +10,10 @@ Kinds (a task's ``scoring.kind``):
   judge        LLM-as-judge accuracy (``judge_model`` + ``judge_model_cfg``, ``prompt``, ``fields``)
   instruction  instruction-following rate: the check named by each item's ``meta.instruction``
                (MMAU-Pro's task_identifier/kwargs, :mod:`lalmbench.scoring.metrics.instruction`)
+  label_match  open-answer classification: the reply names the gold label and no other label of the
+               task (``labels``; default every reference), :mod:`lalmbench.scoring.metrics.label`
+  tempo        MIREX Accuracy1 (within 4%) and Accuracy2 (octave errors forgiven) of the first number in
+               the reply against the reference tempo, :mod:`lalmbench.scoring.metrics.tempo`
 
 A prediction missing for an item, a duplicated id or an unknown id is an error naming the id; a
 failed generation is scored as no output (empty), never dropped.
@@ -241,6 +245,29 @@ def _instruction(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg
     return dec, head, [], info
 
 
+def _label_match(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+                 captioning_result: dict | None) -> Scored:
+    from lalmbench.scoring.metrics.label import score_labels
+
+    per, head = score_labels(_refs(items), raw, cfg.get("labels"))
+    for key in ("correct", "labels_named", "label_status"):
+        dec[key] = [p[key] for p in per]
+    info = {"n_labels": head.pop("n_labels")}
+    return dec, head, [], info
+
+
+def _tempo(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
+           captioning_result: dict | None) -> Scored:
+    from lalmbench.scoring.metrics.tempo import score_tempi
+
+    per, rows, info = score_tempi(_refs(items), raw)
+    for key in ("bpm", "correct", "accuracy2", "tempo_status"):
+        dec[key] = [p[key] for p in per]
+    if info["excluded"]:  # items no estimate could match: a reader must know they are not in n
+        info["flags"] = [f"{why}={n}" for why, n in info["excluded"].items()]
+    return dec, rows[0], rows[1:], info
+
+
 OPEN_METRICS: dict[str, Callable[..., Scored]] = {
     "captioning": _captioning,
     "asr": _asr,
@@ -249,6 +276,8 @@ OPEN_METRICS: dict[str, Callable[..., Scored]] = {
     "grounding": _grounding,
     "judge": _judge,
     "instruction": _instruction,
+    "label_match": _label_match,
+    "tempo": _tempo,
 }
 KINDS = tuple(OPEN_METRICS)
 
