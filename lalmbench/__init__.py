@@ -67,7 +67,21 @@ def score_mcq(items: Sequence[Mapping[str, Any]], predictions: "pd.DataFrame | I
     from lalmbench.scoring.mcq import score_mcq as _score
 
     preds = predictions if isinstance(predictions, pd.DataFrame) else pd.DataFrame(list(predictions))
+    _without_prediction(items, preds)
     return _score([dict(it) for it in items], preds, _parser(parser))
+
+
+def _without_prediction(items: Sequence[Mapping[str, Any]], preds: "pd.DataFrame") -> None:
+    """An error naming the first item without a prediction, and what the workflow does with such items
+    of a released file (left out), so a caller can score the same items."""
+    from lalmbench.core.io import InputError
+    from lalmbench.scoring.official_preset import LEAVE_OUT_HINT
+
+    have = set(preds["id"].astype(str)) if "id" in preds.columns else set()
+    missing = [str(it.get("id")) for it in items if str(it.get("id")) not in have]
+    if missing and "id" in preds.columns:
+        raise InputError(f"predictions: no prediction for item {missing[0]!r} ({len(missing)} of {len(items)} items "
+                         f"without one); {LEAVE_OUT_HINT}")
 
 
 def _parser(parser: Mapping[str, Any] | None) -> dict:

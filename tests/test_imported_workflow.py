@@ -49,6 +49,21 @@ def test_imported_outputs_run_through_the_workflow(tmp_path):
     assert "1 of 8 outputs in imported/outputs.jsonl matched no item" in log
     assert "only failed ones run next time" not in log
 
+    # the strict reading: the item without an output counts as wrong; a scoring setting, so nothing regenerates
+    # (the one-job-per-dataset path reads it too)
+    entry = CONFIG["models"]["published"]
+    strict = {**CONFIG, "models": {"published": {**entry, "params": {**entry["params"], "missing": "wrong"}}}}
+    (wd / "strict.yaml").write_text(yaml.safe_dump(strict))
+    jobs = {j["rule"] for j in planned_jobs(snakemake(wd, "--configfile=strict.yaml", "-n", "results/all.tsv").stdout)}
+    assert "score" in jobs and not any(r.startswith("generate") for r in jobs)
+    for cfg in (strict, {**strict, "run_jobs": "per-dataset"}):
+        (wd / "strict.yaml").write_text(yaml.safe_dump(cfg))
+        snakemake(wd, "--configfile=strict.yaml", "results/all.tsv")
+        acc = pd.read_csv(wd / "results" / "all.tsv", sep="\t").query("metric == 'accuracy'")
+        assert acc[["n", "value", "parse_failure_rate"]].values.tolist() == [[8, 6 / 8, 2 / 8]]
+        assert acc["flags"].iloc[0].startswith("1 of 8 items have no output in imported/outputs.jsonl: counted as "
+                                               "wrong (missing: wrong)")
+
     rows[1]["response"] = gold[1]["label"]  # edited in place: the model's predictions are made again
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     jobs = planned_jobs(snakemake(wd, "--configfile=imported.yaml", "-n", "results/all.tsv").stdout)
@@ -190,7 +205,7 @@ def test_the_docs_mmau_example_scores_an_older_revisions_file_as_its_script_and_
     plan = snakemake(wd, "--configfile=docs-example.yaml", "-n", "results/all.tsv")
     assert ("model agent: released/agent.jsonl: outputs from column 'output' (found); no item fields: the item "
             "version the outputs were made on is not checked; column 'answer' read as the model's answer, not the "
-            "item's gold (the file carries no question and choices; set params.columns.answer to read it as the "
+            "item's gold (the file does not carry the full item, question and choices; set params.columns.answer to read it as the "
             "gold)") in plan.stderr
     assert ("model qwen2-audio-released: released/qwen2_audio_test_mini.json: outputs from column 'model_prediction' "
             "(mapped); the item each was made on from question 'question', choices 'choices', answer 'answer'") \

@@ -182,7 +182,7 @@ def _reading(path: Path, columns: Mapping[str, str], out_col: str, item_cols: Ma
         parts.append("no item fields: the item version the outputs were made on is not checked")
     if answer_is_models:
         why = ("it is the output column" if out_col == AMBIGUOUS_ANSWER
-               else "the file carries no question and choices")
+               else "the file does not carry the full item, question and choices")
         parts.append(f"column {AMBIGUOUS_ANSWER!r} read as the model's answer, not the item's gold ({why}; "
                      f"set params.columns.answer to read it as the gold)")
     return "; ".join(parts)

@@ -131,3 +131,16 @@ def test_read_items_reads_released_items_without_their_audio(tmp_path):
     assert len(items) == 24 and items[0]["answer_text"] == json.loads(mmau.read_text())[0]["answer"]
     with pytest.raises(ValueError, match="audio_needed=False reads a benchmark preset's items"):
         lalmbench.read_items("clotho", {}, dataset="c", audio_needed=False)
+
+
+def test_an_item_without_a_prediction_names_it_and_the_way_to_score_a_released_file(tmp_path):
+    items = _mmsu_items(tmp_path)
+    preds = [{"id": "m0", "raw_output": "B"}, {"id": "m1", "raw_output": "A"}]
+    with pytest.raises(lalmbench.core.io.InputError, match=r"no prediction for item 'm2' \(2 of 4 items without "
+                                                           r"one\); .*pass only the items it has outputs for"):
+        lalmbench.score_mcq(items, preds)
+    with pytest.raises(lalmbench.core.io.InputError, match=r"no row for item 'm2' \(2 of 4 items without "
+                                                           r"one\); .*pass only the items it has outputs for"):
+        lalmbench.score_official("mmsu", items, preds)
+    kept = [it for it in items if it["id"] in {"m0", "m1"}]
+    assert lalmbench.score_official("mmsu", kept, preds)[1]["n"] == 2

@@ -191,7 +191,7 @@ def test_a_lone_answer_column_beside_the_output_is_the_models_answer_and_no_drif
     assert (got.output_column, got.item_columns, got.own_items, got.answer_is_models) == ("output", {}, {}, True)
     assert got.reading == (f"{f}: outputs from column 'output' (found); no item fields: the item version the outputs "
                            f"were made on is not checked; column 'answer' read as the model's answer, not the item's "
-                           f"gold (the file carries no question and choices; set params.columns.answer to read it "
+                           f"gold (the file does not carry the full item, question and choices; set params.columns.answer to read it "
                            f"as the gold)")
     summary = compare(got.own_items, [_item("a"), _item("b")], got.outputs)
     assert summary["differ"] == 0
