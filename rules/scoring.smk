@@ -36,7 +36,7 @@ rule score:
     shell:
         "{params.py:q} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--parser-json {params.parser:q} --judge-json {params.judge:q} --official-json {params.official:q} "
-        "--missing {params.missing:q} --config-hash {params.run_hash} "
+        "--missing={params.missing:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} --tracking-json {params.tracking:q} > {log} 2>&1"
 
