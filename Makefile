@@ -7,7 +7,7 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: run test test-fast test-core test-hf test-vllm test-llm clean-envs lint bench dag graphviz envs lock report clean yamnet offline-llm \
+.PHONY: $(VENV) run test test-fast test-core test-hf test-vllm test-llm clean-envs lint bench dag graphviz envs lock report clean yamnet offline-llm \
         containers containers-docker containers-apptainer slurm-up slurm-down slurm-status test-slurm
 
 # Every env installs its lock (envs/<env>/requirements.lock: every package pinned, each file checked by sha256) with
@@ -27,6 +27,9 @@ $(VENV)/.installed: envs/core/requirements.lock pyproject.toml
 $(VENV)/.config_guard: $(VENV)/.installed lalmbench/workflow/config_guard.py
 	$(VENV)/bin/python -m lalmbench.workflow.config_guard install
 	touch $@
+
+# `make .venv`: the core env alone (what `make run` builds before it runs), with snakemake and pytest in .venv/bin.
+$(VENV): $(VENV)/.installed $(VENV)/.config_guard
 
 # Per-rule envs (the same .ready stamp the workflow's build_venv rule writes in software=venv).
 $(ENVS)/%/.ready: envs/%/requirements.lock

@@ -85,7 +85,8 @@ def headline_breakdown(summary: dict) -> dict[str, float | None]:
 
 def score(items: list[dict], records: list[dict], labels: str, spec: dict | None) -> tuple[dict, dict | None]:
     """(our metrics, the official summary) of one released file on ``items``; an item the file has no
-    output for is a failed generation, as the imported backend makes it."""
+    output for is a failed generation: the strict reading, an imported model's ``missing: wrong``, that
+    docs/published.md's table was measured with."""
     from lalmbench import score_mcq
     from lalmbench.scoring.official import run_official
 

@@ -59,13 +59,40 @@ def score_mcq(items: Sequence[Mapping[str, Any]], predictions: "pd.DataFrame | I
 
     ``items`` are task items (``id``, ``options`` [{label, text}], ``answer_label``; see
     :func:`read_items`); ``predictions`` rows with ``id`` and ``raw_output`` (a DataFrame or dicts),
-    optionally ``error``. ``parser``: ``{"stages": [...], "labels": "hidden"}`` as in the config."""
+    optionally ``error``. ``parser``: ``{"stages": [...], "labels": "shown"}`` as in the config;
+    ``labels`` defaults to ``hidden`` (a bare letter is no choice), as for an imported model, so the
+    same file gives the same value here and in the workflow."""
     import pandas as pd
 
     from lalmbench.scoring.mcq import score_mcq as _score
 
     preds = predictions if isinstance(predictions, pd.DataFrame) else pd.DataFrame(list(predictions))
-    return _score([dict(it) for it in items], preds, dict(parser or {}))
+    _without_prediction(items, preds)
+    return _score([dict(it) for it in items], preds, _parser(parser))
+
+
+def _without_prediction(items: Sequence[Mapping[str, Any]], preds: "pd.DataFrame") -> None:
+    """An error naming the first item without a prediction, and what the workflow does with such items
+    of a released file (left out), so a caller can score the same items."""
+    from lalmbench.core.io import InputError
+    from lalmbench.scoring.official_preset import LEAVE_OUT_HINT
+
+    have = set(preds["id"].astype(str)) if "id" in preds.columns else set()
+    missing = [str(it.get("id")) for it in items if str(it.get("id")) not in have]
+    if missing and "id" in preds.columns:
+        raise InputError(f"predictions: no prediction for item {missing[0]!r} ({len(missing)} of {len(items)} items "
+                         f"without one); {LEAVE_OUT_HINT}")
+
+
+def _parser(parser: Mapping[str, Any] | None) -> dict:
+    """The parser settings of an API call: ``labels`` defaults to the reading an imported model gets
+    (:data:`lalmbench.core.items.OUTSIDE_LABELS`), since the prompt behind outside outputs is unknown."""
+    from lalmbench.core.items import OUTSIDE_LABELS
+
+    cfg = dict(parser or {})
+    if cfg.get("labels", "auto") == "auto":
+        cfg["labels"] = OUTSIDE_LABELS
+    return cfg
 
 
 def score_official(preset: str, items: Sequence[Mapping[str, Any]],
@@ -87,16 +114,29 @@ def score_official(preset: str, items: Sequence[Mapping[str, Any]],
     Returns ``(decisions, summary)``: per item ``official_score`` (None: left out by the script),
     ``official_pred``, ``official_reason``, ``official_disagrees`` beside our own verdict; the summary
     holds ``value_official``, ``n_official``, ``official_excluded``, ``breakdown`` (ours and official
-    per group of the paper's table) and our ``value`` where the kind has a rule of ours."""
+    per group of the paper's table) and our ``value`` where the kind has a rule of ours. ``parser`` as
+    for :func:`score_mcq` (``labels`` defaults to ``hidden``)."""
     from lalmbench.scoring.official_preset import score_preset
 
-    return score_preset(preset, items, predictions, kind=kind, settings=settings, rule=rule, parser=parser,
+    return score_preset(preset, items, predictions, kind=kind, settings=settings, rule=rule, parser=_parser(parser),
                         embed=embed, ask=ask)
 
 
-def read_items(adapter: str, params: Mapping[str, Any], *, dataset: str = "dataset") -> list[dict]:
+def read_items(adapter: str, params: Mapping[str, Any], *, dataset: str = "dataset",
+               audio_needed: bool = True) -> list[dict]:
     """The ready items a dataset adapter or benchmark preset reads from local files (same checks
-    and drops as the workflow's adapter step; drop counts are in the step's stats)."""
-    from lalmbench.data.adapters import adapt
+    and drops as the workflow's adapter step; drop counts are in the step's stats).
 
-    return adapt(adapter, dict(params), dataset=dataset).items
+    ``audio_needed=False`` reads a benchmark preset's items without their audio, for released outputs
+    (whose audio is usually not on disk): ``audio_root`` may be unset or absent and audio paths are kept
+    as written, unchecked, as the workflow reads a dataset only imported outputs are scored on."""
+    from lalmbench.data.adapters import adapt
+    from lalmbench.data.adapters.benchmarks import is_preset
+
+    params = dict(params)
+    if not audio_needed:
+        if not is_preset(adapter):
+            raise ValueError(f"read_items: audio_needed=False reads a benchmark preset's items without their "
+                             f"audio; {adapter!r} is a dataset adapter, whose items are built from the audio")
+        params["audio_needed"] = False
+    return adapt(adapter, params, dataset=dataset).items

@@ -430,7 +430,8 @@ def batch_param(dataset, runs):
     def param(w):
         settings = {f"{t}|{p}": {"parser": json.loads(_parser_param(t, p, w.model)),
                                  "judge": json.loads(rulegrid.mcq_judge_json(config, t)),
-                                 "official": json.loads(rulegrid.official_json(config, t))}
+                                 "official": json.loads(rulegrid.official_json(config, t)),
+                                 "missing": imported.missing_mode(model_cfg(w.model))}
                     for t, _, p in runs}
         return canonical({"dataset": dataset, "scorer": SCORER, "settings": settings,
                           "runs": [[t, c, p, _score_run_hash(w.model, t, c, p), f"{t}|{p}"] for t, c, p in runs]})
@@ -449,6 +450,10 @@ IMPORTED_SKIPS = imported_skips(config)
 if workflow.is_main_process:
     for _m, _note in IMPORTED_SKIPS.items():
         print(f"model {_m}: {_note}", file=sys.stderr)
+    # how each imported file's columns are read (which column is the output, which hold the item)
+    for _m in sorted(IMPORTED_MODELS):
+        if _reading := imported.reading_note(model_cfg(_m)):
+            print(f"model {_m}: {_reading}", file=sys.stderr)
 # each imported model's file against each dataset's items it is scored on (rule item_version_check)
 ITEM_VERSION_CHECKS = sorted({f"results/checks/item_versions/{r.model}/{r.dataset}.json" for r in RUNS
                               if r.model in IMPORTED_MODELS})

@@ -22,6 +22,7 @@ rule score:
         scorer=SCORER,
         judge=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.mcq_judge_json(config, t)),
         official=rulegrid.per_task(MCQ_TASKS, lambda t: rulegrid.official_json(config, t)),
+        missing=lambda w: imported.missing_mode(model_cfg(w.model)),
         run_hash=score_run_hash,
         tracking=TRACKING,
     conda:
@@ -35,7 +36,7 @@ rule score:
     shell:
         "{params.py:q} scripts/score.py --items {input.tasks_jsonl} --predictions {input.predictions} "
         "--parser-json {params.parser:q} --judge-json {params.judge:q} --official-json {params.official:q} "
-        "--config-hash {params.run_hash} "
+        "--missing={params.missing:q} --config-hash {params.run_hash} "
         "--run {wildcards.model} {wildcards.dataset} {wildcards.task} {wildcards.condition} {wildcards.prompt} "
         "--decisions {output.decisions} --metrics {output.metrics} --tracking-json {params.tracking:q} > {log} 2>&1"
 

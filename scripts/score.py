@@ -14,6 +14,7 @@ p.add_argument("--predictions", required=True)
 p.add_argument("--parser-json", default="{}")
 p.add_argument("--judge-json", default="{}", help="the top-level judge: block for this task ({} = off)")
 p.add_argument("--official-json", default="{}", help="the dataset's official rule for this task ({} = none)")
+p.add_argument("--missing", default="", help="an imported model's params.missing (leave-out | wrong); empty: not imported")
 p.add_argument("--config-hash", required=True)
 p.add_argument("--run", nargs=5, metavar=("MODEL", "DATASET", "TASK", "CONDITION", "PROMPT"), required=True)
 p.add_argument("--decisions", required=True)
@@ -23,6 +24,7 @@ a = p.parse_args()
 setup_logging()
 score_run_files(items_path=a.items, predictions_path=a.predictions, parser_cfg=json.loads(a.parser_json),
                 config_hash=a.config_hash, run=a.run, decisions_path=a.decisions, metrics_path=a.metrics,
-                judge_cfg=json.loads(a.judge_json) or None, official_cfg=json.loads(a.official_json) or None)
+                judge_cfg=json.loads(a.judge_json) or None, official_cfg=json.loads(a.official_json) or None,
+                missing=a.missing or None)
 track_score(a.tracking_json, items_path=a.items, predictions_path=a.predictions, decisions_path=a.decisions,
             metrics_path=a.metrics)

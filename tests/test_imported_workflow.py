@@ -1,7 +1,10 @@
-"""Imported outputs through the real Snakefile: scored like a model, labels hidden by default,
-a missing output counted as an item error, and an edited file regenerating its predictions."""
+"""Imported outputs through the real Snakefile: scored like a model, labels hidden by default, an item
+the file has no output for left out and flagged (never a failed run), and an edited file regenerating
+its predictions. docs/models.md's MMAU example runs as written on an older revision's file, and gives
+the values lalmbench.score_mcq / score_official give on the same file."""
 import json
 import random
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -14,8 +17,7 @@ CONFIG = {
     "seed": 0, "scale": 1,
     "datasets": {"synth-trivial": {"adapter": "synth_trivial"}},
     "tasks": {"pitch-order": {"dataset": "synth-trivial", "family": "pitch_order", "params": {"n_items": 8}}},
-    "models": {"published": {"backend": "imported", "params": {"predictions": "imported/outputs.jsonl"},
-                             "max_error_rate": 0.2}},
+    "models": {"published": {"backend": "imported", "params": {"predictions": "imported/outputs.jsonl"}}},
     "conditions": ["audio"], "prompts": ["mcq-default"],
 }
 
@@ -28,7 +30,7 @@ def test_imported_outputs_run_through_the_workflow(tmp_path):
     items = [json.loads(line) for line in open(wd / "results/tasks/synth-trivial/pitch-order.jsonl")]
     gold = [next(o for o in it["options"] if o["label"] == it["answer_label"]) for it in items]
     # item 0: a bare letter (not a choice when no letters were shown); items 1-6: the gold text;
-    # item 7: no output (an item error); one output for an id that is no item
+    # item 7: no output (left out: no max_error_rate is set, and the run goes on); one output for an id that is no item
     rows = [{"id": items[0]["id"], "response": gold[0]["label"]}]
     rows += [{"id": it["id"], "response": g["text"]} for it, g in zip(items[1:7], gold[1:7])]
     rows.append({"id": "not-an-item", "response": "A"})
@@ -38,10 +40,29 @@ def test_imported_outputs_run_through_the_workflow(tmp_path):
 
     snakemake(wd, "--configfile=imported.yaml", "results/all.tsv")
     acc = pd.read_csv(wd / "results" / "all.tsv", sep="\t").query("metric == 'accuracy'")
-    assert acc[["model", "n", "value", "parse_failure_rate"]].values.tolist() == [["published", 8, 6 / 8, 2 / 8]]
+    assert acc[["model", "n", "value", "parse_failure_rate"]].values.tolist() == [["published", 7, round(6 / 7, 6), round(1 / 7, 6)]]
+    assert acc["flags"].tolist() == ["1 of 8 items have no output in imported/outputs.jsonl: left out of value and "
+                                     "value_official; imported outputs carry no question, choices or answer: the item "
+                                     "version they were made on is not checked; 1 ids not in the items"]
     log = (wd / "results" / "logs" / "generate" / "published" / "synth-trivial.log").read_text()
-    assert f"no imported output for item {items[7]['id']!r} in imported/outputs.jsonl" in log
+    assert f"1 of 8 items asked for in this job have no output in imported/outputs.jsonl (e.g. {items[7]['id']!r})" in log
     assert "1 of 8 outputs in imported/outputs.jsonl matched no item" in log
+    assert "only failed ones run next time" not in log
+
+    # the strict reading: the item without an output counts as wrong; a scoring setting, so nothing regenerates
+    # (the one-job-per-dataset path reads it too)
+    entry = CONFIG["models"]["published"]
+    strict = {**CONFIG, "models": {"published": {**entry, "params": {**entry["params"], "missing": "wrong"}}}}
+    (wd / "strict.yaml").write_text(yaml.safe_dump(strict))
+    jobs = {j["rule"] for j in planned_jobs(snakemake(wd, "--configfile=strict.yaml", "-n", "results/all.tsv").stdout)}
+    assert "score" in jobs and not any(r.startswith("generate") for r in jobs)
+    for cfg in (strict, {**strict, "run_jobs": "per-dataset"}):
+        (wd / "strict.yaml").write_text(yaml.safe_dump(cfg))
+        snakemake(wd, "--configfile=strict.yaml", "results/all.tsv")
+        acc = pd.read_csv(wd / "results" / "all.tsv", sep="\t").query("metric == 'accuracy'")
+        assert acc[["n", "value", "parse_failure_rate"]].values.tolist() == [[8, 6 / 8, 2 / 8]]
+        assert acc["flags"].iloc[0].startswith("1 of 8 items have no output in imported/outputs.jsonl: counted as "
+                                               "wrong (missing: wrong)")
 
     rows[1]["response"] = gold[1]["label"]  # edited in place: the model's predictions are made again
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -135,3 +156,90 @@ def test_released_outputs_score_without_audio_and_their_revision_drift_is_flagge
     col = browser["pred_fields"].index("item_version_differs")
     assert sum(p[col] is not None for p in browser["preds"]) == 2 * 7
     assert {f["model"]: f["flags"] for f in browser["flags"]}["released"] == f"{drift}; {skipped}"
+
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+
+
+def docs_block(page: str, holding: str) -> str:
+    """The fenced block of a docs page that holds ``holding``, as a user copies it."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / page).read_text()
+    (body,) = [b for _, b in FENCE.findall(text) if holding in b]
+    return body
+
+
+@pytest.mark.slow
+def test_the_docs_mmau_example_scores_an_older_revisions_file_as_its_script_and_the_api_do(tmp_path):
+    """docs/models.md's MMAU import, as written (no max_error_rate), on released outputs made on an older
+    revision whose file lacks 3 of today's ids: the run finishes, all.tsv, flags.tsv and the browser say
+    how many items had no output, value_official is what MMAU's script scores on the file (its records),
+    and lalmbench.score_mcq / score_official give the same values on the same file (labels hidden for both:
+    a bare letter that names the gold is not credited). An agentic file beside it, whose 'answer' column
+    is the model's own answer, raises no drift flag, and the plan says how its columns were read."""
+    import lalmbench
+    from lalmbench.scoring.official import string_match
+
+    config = yaml.safe_load(docs_block("models.md", "qwen2-audio-released"))
+    today = json.loads((ROOT_DATA / "mmau_test_mini_24.json").read_text())
+    gone = {r["id"] for r in today[:3]}                  # ids the older revision did not have
+    released = []
+    for k, rec in enumerate(r for r in today if r["id"] not in gone):
+        wrong = next(c for c in rec["choices"] if c != rec["answer"])
+        out = wrong if k in (2, 3) else rec["answer"]
+        released.append(dict(rec, model_prediction=out))
+    letter = next(r for r in released[4:] if r["choices"].index(r["answer"]) == 1)
+    letter["model_prediction"] = "B"                     # the gold's letter: credited only if letters were shown
+    agent = [{"id": r["id"], "output": f"Tool: cannot hear the clip. Reasoning... The answer is {r['model_prediction']}.",
+              "answer": r["model_prediction"]} for r in released]
+    wd = copy_workflow(tmp_path)
+    for path, body in ((config["datasets"]["mmau-mini"]["params"]["items"], json.dumps(today)),
+                       (config["models"]["qwen2-audio-released"]["params"]["predictions"], json.dumps(released)),
+                       ("released/agent.jsonl", "".join(json.dumps(r) + "\n" for r in agent))):
+        (wd / path).parent.mkdir(parents=True, exist_ok=True)
+        (wd / path).write_text(body)
+    config["models"]["agent"] = {"backend": "imported", "conditions": ["audio"],
+                                 "params": {"predictions": "released/agent.jsonl"}}
+    assert "max_error_rate" not in yaml.safe_dump(config)
+    (wd / "docs-example.yaml").write_text(yaml.safe_dump(config))
+
+    plan = snakemake(wd, "--configfile=docs-example.yaml", "-n", "results/all.tsv")
+    assert ("model agent: released/agent.jsonl: outputs from column 'output' (found); no item fields: the item "
+            "version the outputs were made on is not checked; column 'answer' read as the model's answer, not the "
+            "item's gold (the file does not carry the full item, question and choices; set params.columns.answer to read it as the "
+            "gold)") in plan.stderr
+    assert ("model qwen2-audio-released: released/qwen2_audio_test_mini.json: outputs from column 'model_prediction' "
+            "(mapped); the item each was made on from question 'question', choices 'choices', answer 'answer'") \
+        in plan.stderr
+    snakemake(wd, "--configfile=docs-example.yaml", "results/all.tsv", "results/browser/data.js")
+
+    no_output = ("3 of 24 items have no output in released/qwen2_audio_test_mini.json: left out of value and "
+                 "value_official")
+    acc = pd.read_csv(wd / "results" / "all.tsv", sep="\t").query("metric == 'accuracy'").set_index("model")
+    row = acc.loc["qwen2-audio-released"]
+    assert (row["n"], row["n_official"]) == (21, 21) and row["flags"].startswith(no_output)
+    assert "different version" not in row["flags"]
+    script = [string_match(r["answer"], r["model_prediction"], r["choices"]) for r in released]
+    assert row["value_official"] == pytest.approx(sum(script) / len(script)) == pytest.approx(18 / 21)
+    assert row["value"] == pytest.approx(18 / 21)        # the two wrong choices and the bare letter
+    flags = pd.read_csv(wd / "results" / "tables" / "flags.tsv", sep="\t").set_index("model")
+    assert flags.loc["qwen2-audio-released", "flags"].startswith(no_output)
+    browser = json.loads((wd / "results" / "browser" / "data.js").read_text()
+                         .removeprefix("window.LALM_BROWSER = ").rstrip().rstrip(";"))
+    assert {f["model"]: f["flags"] for f in browser["flags"]}["qwen2-audio-released"].startswith(no_output)
+    agent_flags = acc.loc["agent", "flags"]
+    assert "different version" not in agent_flags and "answer column read as the model's answer" in agent_flags
+    assert acc.loc["agent", "n"] == 21
+
+    # the same file through the Python API, as docs/api.md shows it
+    items = lalmbench.read_items("mmau", {"items": str(wd / "MMAU" / "mmau-test-mini.json")}, dataset="mmau",
+                                 audio_needed=False)
+    outputs = {r["id"]: r["model_prediction"] for r in released}
+    preds = [{"id": i, "raw_output": o} for i, o in outputs.items()]
+    items = [it for it in items if it["id"] in outputs]
+    _, metrics = lalmbench.score_mcq(items, preds)
+    _, summary = lalmbench.score_official("mmau", items, preds)
+    run = json.loads((wd / "results" / "scores" / "qwen2-audio-released" / "mmau-mini" / "mmau" / "audio" / "mcq-default"
+                      / "metrics.json").read_text())
+    assert (metrics["value"], summary["value"], summary["value_official"], summary["n_official"]) == (
+        run["value"], run["value"], run["value_official"], run["n_official"])
+    assert (round(metrics["value"], 6), round(summary["value_official"], 6)) == (row["value"], row["value_official"])

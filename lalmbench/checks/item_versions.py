@@ -23,8 +23,8 @@ def check_item_versions(model_cfg: dict, items_paths: Iterable[str], *, model: s
     summary = item_versions.compare(f.own_items, items, f.outputs)
     items_from = (model_cfg.get("params") or {}).get("items_from", "items")
     summary = {"model": model, "dataset": dataset, "file": str(model_cfg["params"]["predictions"]),
-               "item_columns": f.item_columns, "items_from": items_from, **summary}
-    summary["flag"] = item_versions.flag(summary, items_from=items_from)
+               "item_columns": f.item_columns, "reading": f.reading, "items_from": items_from, **summary}
+    summary["flag"] = item_versions.flag(summary, items_from=items_from, answer_is_models=f.answer_is_models)
     log.info("%s on %s: %s", model, dataset, summary["flag"] or
              f"all {summary['compared']:,} outputs that carry their item match ours")
     return summary

@@ -16,6 +16,10 @@ import orjson
 from lalmbench.core.io import atomic_path, json_default
 
 LABELS = string.ascii_uppercase
+#: the ``labels`` reading of outputs made with a prompt this project did not write (imported outputs,
+#: the public API): their prompt's letters are unknown, so a bare "B" is not read as option B
+#: (lalmbench.models.imported, lalmbench.score_mcq, lalmbench.score_official share it)
+OUTSIDE_LABELS = "hidden"
 
 
 def option_labels(n: int) -> list[str]:

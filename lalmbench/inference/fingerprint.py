@@ -42,8 +42,8 @@ def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
     if model_cfg.get("model_id") == offline_llm.MODEL_ID:
         relevant["pinned_sha256"] = offline_llm.GGUF_SHA256
     if model_cfg.get("backend") == imported.BACKEND:
-        # labels say how to parse the outputs, not what they are: a change re-scores, nothing more
-        relevant["params"] = {k: v for k, v in relevant["params"].items() if k != "labels"}
+        # labels and missing say how to score the outputs, not what they are: a change re-scores, nothing more
+        relevant["params"] = {k: v for k, v in relevant["params"].items() if k not in ("labels", "missing")}
         relevant.update(imported.content_key(model_cfg))
     return config_hash(relevant)
 

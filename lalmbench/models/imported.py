@@ -15,15 +15,23 @@ here treat them like any other run. Settings (model entry ``params``):
   labels:       hidden (default) | shown -- whether the prompt that produced the outputs showed option
                 labels; it decides how the parser reads them (:func:`parser_cfg`)
   columns.question / choices / answer: the item each output was made on, which released files usually
-                carry (default: the first of ``question``; ``choices``, ``options``; ``answer``,
-                ``gt_answer``, ``answer_gt`` present). Each output's own item rides in its prediction
-                row's ``extra`` (``own_item``), where scoring compares it with ours
-                (:mod:`lalmbench.scoring.item_versions`)
+                carry. Unmapped, a column is read only when its name is unambiguous: ``question``;
+                ``choices``, ``options``; ``gt_answer``, ``answer_gt``. A plain ``answer`` column is the
+                gold only when the file carries the full item (a question and choices column); otherwise
+                it is the model's answer (the output, when the file has no other output column), since
+                agentic submissions write their final answer there. Each output's own item rides in its
+                prediction row's ``extra`` (``own_item``), where scoring compares it with ours
+                (:mod:`lalmbench.scoring.item_versions`); :attr:`ImportedFile.reading` says which
+                reading was taken
   items_from:   items (default) | predictions -- score against today's items, or against the items the
                 outputs were made on (their own question, choices and answer)
+  missing:      leave-out (default) | wrong -- an item the file has no output for is left out of
+                ``value`` and ``value_official`` (counted in all.tsv ``flags``), or counted as wrong
 
-An item the file has no output for is an item error naming the id and the file (counted against
-``max_error_rate``); outputs whose id no item asked for are counted and logged when the job ends.
+An item the file has no output for is not a failed generation (rerunning cannot make one): its
+prediction row has no output and no error, marked in ``extra`` (:data:`NO_OUTPUT_KEY`), and scoring
+applies ``missing`` (lalmbench.scoring.run). Outputs whose id no item asked for are counted and
+logged when the job ends.
 The file's content digest is part of the model fingerprint (:func:`content_key`), so editing the
 file in place regenerates its predictions.
 """
@@ -40,17 +48,26 @@ from lalmbench.core.io import InputError
 from lalmbench.data.adapters.tables import load_records
 from lalmbench.inference.prompts import shows_labels
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
+from lalmbench.core.items import OUTSIDE_LABELS
 
 log = logging.getLogger(__name__)
 
 BACKEND = "imported"
 #: output columns tried in order when ``columns.raw_output`` is not set
 OUTPUT_COLUMNS = ("raw_output", "output", "response", "prediction", "pred")
-#: the outputs were written with another benchmark's prompt, which (unless told) showed no letters
-DEFAULT_LABELS = "hidden"
-#: columns tried in order for the item each output was made on, when ``columns.<field>`` is not set
-ITEM_COLUMNS = {"question": ("question",), "choices": ("choices", "options"),
-                "answer": ("answer", "gt_answer", "answer_gt")}
+#: the outputs were written with another benchmark's prompt, which (unless told) showed no letters; the
+#: public API's default too, so a file scores the same in Python and in the workflow
+DEFAULT_LABELS = OUTSIDE_LABELS
+#: columns tried in order for the item each output was made on, when ``columns.<field>`` is not set;
+#: each name says it holds the item, never the model's answer
+ITEM_COLUMNS = {"question": ("question",), "choices": ("choices", "options"), "answer": ("gt_answer", "answer_gt")}
+#: a column that is the gold answer in a file carrying the full item, and the model's answer elsewhere
+AMBIGUOUS_ANSWER = "answer"
+#: ``extra`` key of a prediction row whose item the file has no output for (value: the file)
+NO_OUTPUT_KEY = "no_output"
+#: what scoring does with such an item: left out of value and value_official, or counted as wrong
+MISSING_MODES = ("leave-out", "wrong")
+DEFAULT_MISSING = "leave-out"
 
 
 def needs_audio(model_cfg: Mapping[str, Any]) -> bool:
@@ -84,6 +101,22 @@ def read_file(model_cfg: Mapping[str, Any]) -> ImportedFile:
                          id_pattern=p.get("id_pattern"))
 
 
+def missing_mode(model_cfg: Mapping[str, Any]) -> str:
+    """What scoring does with an item the model's file has no output for (``params.missing``); empty
+    for any other backend, whose predictions never lack an output that way."""
+    if model_cfg.get("backend") != BACKEND:
+        return ""
+    return str((model_cfg.get("params") or {}).get("missing", DEFAULT_MISSING))
+
+
+def reading_note(model_cfg: Mapping[str, Any]) -> str | None:
+    """How the entry's file is read (:attr:`ImportedFile.reading`), for the workflow to print when it
+    plans; None while the file does not exist yet (the plan then says nothing about it)."""
+    if not predictions_path(model_cfg).is_file():
+        return None
+    return read_file(model_cfg).reading
+
+
 def parser_cfg(task_parser: Mapping[str, Any] | None, model_cfg: Mapping[str, Any], template: str) -> dict:
     """A run's parser settings with ``labels`` resolved.
 
@@ -114,15 +147,45 @@ class ImportedFile:
     unread: int = 0
     #: the fields the file carries (question, choices, answer) and the column each comes from
     item_columns: dict[str, str] = field(default_factory=dict)
+    #: the column the outputs come from
+    output_column: str = ""
+    #: the file has an ``answer`` column read as the model's answer (the output, or beside it), not the gold
+    answer_is_models: bool = False
+    #: how the file's columns were read, in words (printed when the workflow plans, kept in the
+    #: item-version check): the output column, the item fields and why an ``answer`` column is not the gold
+    reading: str = ""
 
 
 def _item_columns(present: set[str], columns: Mapping[str, str], out_col: str) -> dict[str, str]:
+    """The item fields a file carries and their columns: the mapped ones, and the unmapped ones whose
+    name is unambiguous; ``answer`` only when the file carries the full item (question and choices)."""
     found = {}
     for name, tried in ITEM_COLUMNS.items():
         col = columns.get(name) or next((c for c in tried if c in present and c != out_col), None)
         if col:
             found[name] = col
+    if ("answer" not in found and AMBIGUOUS_ANSWER in present and AMBIGUOUS_ANSWER != out_col
+            and "question" in found and "choices" in found):
+        found["answer"] = AMBIGUOUS_ANSWER
     return found
+
+
+def _reading(path: Path, columns: Mapping[str, str], out_col: str, item_cols: Mapping[str, str],
+             answer_is_models: bool) -> str:
+    """The sentence that says how a file's columns were read (see :attr:`ImportedFile.reading`)."""
+    how = "mapped" if "raw_output" in columns else "found"
+    parts = [f"{path}: outputs from column {out_col!r} ({how})"]
+    if item_cols:
+        parts.append("the item each was made on from " + ", ".join(
+            f"{name} {col!r}" + (" (mapped)" if columns.get(name) == col else "") for name, col in item_cols.items()))
+    else:
+        parts.append("no item fields: the item version the outputs were made on is not checked")
+    if answer_is_models:
+        why = ("it is the output column" if out_col == AMBIGUOUS_ANSWER
+               else "the file does not carry the full item, question and choices")
+        parts.append(f"column {AMBIGUOUS_ANSWER!r} read as the model's answer, not the item's gold ({why}; "
+                     f"set params.columns.answer to read it as the gold)")
+    return "; ".join(parts)
 
 
 def _own_item(rec: Mapping[str, Any], item_columns: Mapping[str, str]) -> dict:
@@ -161,6 +224,10 @@ def read_imported(path: Path, *, columns: Mapping[str, str] | None = None, id_te
     present = set().union(*(r.keys() for r in recs[:100])) if recs else set()
     if out_col is None:
         out_col = next((c for c in OUTPUT_COLUMNS if c in present), None)
+        full_item = bool(cols.get("question") or "question" in present) and bool(
+            cols.get("choices") or {"choices", "options"} & present)
+        if out_col is None and AMBIGUOUS_ANSWER in present and "answer" not in cols and not full_item:
+            out_col = AMBIGUOUS_ANSWER  # a lone answer column beside an id: the model's answer
         if out_col is None:
             raise InputError(f"{path}: no output column (tried {', '.join(OUTPUT_COLUMNS)}; have "
                              f"{sorted(present)}); set params.columns.raw_output")
@@ -191,7 +258,9 @@ def read_imported(path: Path, *, columns: Mapping[str, str] | None = None, id_te
     if unread:
         log.warning("%s: %d of %d records left out: id_pattern %r does not match their id", path, unread, len(recs),
                     id_pattern)
-    return ImportedFile(outputs, own_items, unread, item_cols)
+    models_answer = AMBIGUOUS_ANSWER in present and item_cols.get("answer") != AMBIGUOUS_ANSWER
+    return ImportedFile(outputs, own_items, unread, item_cols, out_col, models_answer,
+                        _reading(path, cols, out_col, item_cols, models_answer))
 
 
 @register_backend(BACKEND)
@@ -206,6 +275,7 @@ class ImportedOutputs(Model):
         self.outputs, self.unread = self.file.outputs, self.file.unread
         self.items_from = p.get("items_from", "items")
         self.asked: set[str] = set()
+        self.without_output: list[str] = []
         log.info("%s: %d imported outputs from %s", name, len(self.outputs), self.path)
 
     def generate(self, batch: list[ModelInput]) -> list[ModelOutput]:
@@ -214,7 +284,8 @@ class ImportedOutputs(Model):
             self.asked.add(x.id)
             raw = self.outputs.get(x.id)
             if x.id not in self.outputs or _blank(raw):
-                out.append(ModelOutput(raw_output=None, error=f"no imported output for item {x.id!r} in {self.path}"))
+                self.without_output.append(x.id)
+                out.append(ModelOutput(raw_output=None, extra={NO_OUTPUT_KEY: str(self.path)}))
             else:
                 own = self.file.own_items.get(x.id)
                 out.append(ModelOutput(raw_output=str(raw), extra={"own_item": own} if own else None))
@@ -229,6 +300,11 @@ class ImportedOutputs(Model):
                 "records_unread": self.unread, "item_columns": self.file.item_columns, "items_from": self.items_from}
 
     def close(self) -> None:
+        if self.without_output:
+            log.warning("%s: %d of %d items asked for in this job have no output in %s (e.g. %s): scoring leaves "
+                        "them out, or counts them wrong with params.missing: wrong", self.name,
+                        len(self.without_output), len(self.asked), self.path,
+                        ", ".join(map(repr, self.without_output[:3])))
         if extra := self.unmatched():
             log.warning("%s: %d of %d outputs in %s matched no item asked for in this job (e.g. %s); check the ids "
                         "or params.id_template", self.name, len(extra), len(self.outputs), self.path,

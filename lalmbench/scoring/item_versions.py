@@ -108,14 +108,16 @@ def compare(own_items: Mapping[str, Mapping], items: Iterable[Mapping], output_i
             "not_in_items_examples": gone[:20]}
 
 
-def flag(summary: Mapping, *, items_from: str = "items") -> str | None:
+def flag(summary: Mapping, *, items_from: str = "items", answer_is_models: bool = False) -> str | None:
     """The flag of a revision summary, e.g. ``364 of 1,000 outputs were made on a different version
     of the item: question 12, choices 290, answer 62; 106 ids not in the items``; None when every
-    output matches its item. Outputs that carry no item fields are said to be unchecked."""
+    output matches its item. Outputs that carry no item fields are said to be unchecked
+    (``answer_is_models``: the file's ``answer`` column was read as the model's answer, which it says)."""
     parts = []
     if not summary["carried"]:
-        parts.append("imported outputs carry no question, choices or answer: the item version they were made on "
-                     "is not checked")
+        what = ("no question or choices (its answer column read as the model's answer, not the gold)"
+                if answer_is_models else "no question, choices or answer")
+        parts.append(f"imported outputs carry {what}: the item version they were made on is not checked")
     elif summary["differ"]:
         fields = ", ".join(f"{f} {n:,}" for f, n in summary["by_field"].items() if n)
         parts.append(f"{summary['differ']:,} of {summary['outputs']:,} outputs were made on a different version "
@@ -170,16 +172,22 @@ def _own_published(own: Mapping[str, Any], item: Mapping[str, Any], options: lis
     return {"choices": choices, "answer": answer}
 
 
-def _own_items(preds: pd.DataFrame) -> dict[str, dict]:
+def extra_values(preds: pd.DataFrame, key: str) -> dict[str, Any]:
+    """id -> the value of ``key`` in the prediction rows' ``extra`` JSON, for the rows that hold a truthy one
+    (the imported model's ``own_item`` and ``no_output`` ride there)."""
     if "extra" not in preds.columns:
         return {}
     out = {}
     for i, extra in zip(preds["id"].astype(str), preds["extra"]):
-        if isinstance(extra, str) and OWN_ITEM_KEY in extra:
-            own = json.loads(extra).get(OWN_ITEM_KEY)
-            if own:
-                out[i] = own
+        if isinstance(extra, str) and key in extra:
+            value = json.loads(extra).get(key)
+            if value:
+                out[i] = value
     return out
+
+
+def _own_items(preds: pd.DataFrame) -> dict[str, dict]:
+    return extra_values(preds, OWN_ITEM_KEY)
 
 
 def items_from(preds: pd.DataFrame) -> str:

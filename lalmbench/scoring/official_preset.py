@@ -24,6 +24,11 @@ def _kind(item: Mapping[str, Any]) -> str:
     return "mcq" if item.get("options") else "open"
 
 
+#: what the workflow does with the items a released file has no output for, said where the API refuses them
+LEAVE_OUT_HINT = ("to score a released file as the workflow does (missing: leave-out), pass only the items it has "
+                  "outputs for")
+
+
 def _outputs(items: list[dict], predictions: pd.DataFrame, known: set[str]) -> pd.DataFrame:
     """``id, raw_output, error`` per item, in the items' order; a missing or duplicated id, or one
     not in ``known`` (every item given, of any kind), is an error naming it."""
@@ -41,7 +46,8 @@ def _outputs(items: list[dict], predictions: pd.DataFrame, known: set[str]) -> p
     by_id = preds.set_index("id")
     missing = [i for i in ids if i not in by_id.index]
     if missing:
-        raise InputError(f"predictions: no row for item {missing[0]!r} ({len(missing)} items without one)")
+        raise InputError(f"predictions: no row for item {missing[0]!r} ({len(missing)} of {len(ids)} items without "
+                         f"one); {LEAVE_OUT_HINT}")
     rows = by_id.loc[ids]
     return pd.DataFrame({"id": ids, "raw_output": rows["raw_output"].to_numpy(dtype=object),
                          "error": (rows["error"] if "error" in rows.columns

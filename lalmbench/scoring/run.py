@@ -20,20 +20,27 @@ SCORE_INPUTS_KEY = "lalmbench.score_inputs"
 
 def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict, config_hash: str,
                     run: list[str], decisions_path: str, metrics_path: str, judge_cfg: dict | None = None,
-                    judge_model=None, official_cfg: dict | None = None, score_inputs: str | None = None) -> dict:
+                    judge_model=None, official_cfg: dict | None = None, score_inputs: str | None = None,
+                    missing: str | None = None) -> dict:
     """``judge_cfg`` (the top-level ``judge:`` block with ``judge_model_cfg`` and ``seed`` filled in
     by the workflow) turns on the LLM-judge fallback; ``judge_model`` injects a loaded backend.
     ``official_cfg`` (the dataset's official rule for this task, :mod:`lalmbench.scoring.official`)
     adds ``value_official`` beside ``value`` and the per-item official columns; ``score_inputs`` (the
-    digest of what the run is scored from) goes into the decisions file's metadata."""
+    digest of what the run is scored from) goes into the decisions file's metadata. ``missing``: an
+    imported model's ``params.missing``, what becomes of items its file has no output for
+    (:func:`without_output`)."""
     from lalmbench.scoring import item_versions
     from lalmbench.scoring.mcq import score_mcq
 
     items = io.read_jsonl(items_path)
     preds = io.read_parquet(predictions_path)
+    items, preds, no_output = without_output(items, preds, missing)
     # imported outputs that carry the item they were made on: compared with ours, scored on theirs if asked
     items, differs, versions = item_versions.for_run(items, preds)
     decisions, metrics = score_mcq(items, preds, parser_cfg)
+    if no_output:
+        flag = no_output.pop("no_output_flag")
+        metrics = {**metrics, **no_output, "flags": [*metrics.get("flags", []), flag]}
     if versions:
         decisions["item_version_differs"] = decisions["id"].astype(str).map(differs)
         metrics = {**metrics, **versions}
@@ -41,7 +48,7 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
                  f"; scored against their own items: {versions['n_own_items']}" if "n_own_items" in versions else "")
     if judge_cfg:
         decisions, judged = _judge(decisions, items, judge_cfg, judge_model)
-        metrics = {**metrics, **judged}
+        metrics = {**metrics, **judged, "flags": [*metrics.get("flags", []), *judged.get("flags", [])]}
     if official_cfg:
         from lalmbench.scoring.official import run_official
 
@@ -64,6 +71,51 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     io.write_parquet(decisions_path, decisions, metadata={SCORE_INPUTS_KEY: score_inputs} if score_inputs else None)
     io.write_json(metrics_path, metrics)
     return metrics
+
+
+def no_output_ids(preds: pd.DataFrame) -> dict[str, str]:
+    """id -> the imported file, for the prediction rows of items that file has no output for."""
+    from lalmbench.models.imported import NO_OUTPUT_KEY
+    from lalmbench.scoring.item_versions import extra_values
+
+    return {i: str(src) for i, src in extra_values(preds, NO_OUTPUT_KEY).items()}
+
+
+def without_output(items: list[dict], preds: pd.DataFrame,
+                   missing: str | None) -> tuple[list[dict], pd.DataFrame, dict]:
+    """(items, predictions, metrics fields) of a run once imported items without an output are dealt with.
+
+    An imported file that lacks an item's output never had one, so a rerun cannot make it and the
+    benchmark's own script, which scores the records in the file, never sees it: with ``missing:
+    leave-out`` (the default) such items leave ``value`` and ``value_official`` alike; with ``wrong``
+    they stay and count as wrong (an empty output). Either way the metrics carry ``n_no_output``,
+    ``missing`` and a flag (``no_output_flag``) such as ``106 of 1,000 items have no output in FILE``."""
+    from lalmbench.models.imported import DEFAULT_MISSING, MISSING_MODES
+
+    absent = no_output_ids(preds)
+    if not absent:
+        return items, preds, {}
+    missing = missing or DEFAULT_MISSING
+    if missing not in MISSING_MODES:
+        raise io.InputError(f"params.missing: expected one of {list(MISSING_MODES)}, got {missing!r}")
+    ids = {str(it["id"]) for it in items}
+    gone = sorted(i for i in absent if i in ids)
+    files = sorted({absent[i] for i in gone})
+    where = ", ".join(files)
+    flag = f"{len(gone):,} of {len(items):,} items have no output in {where}"
+    if missing == "leave-out":
+        if len(gone) == len(items):
+            raise io.InputError(f"{where}: none of the {len(items):,} items of this run has an output (check the ids "
+                                f"or params.id_template / id_pattern)")
+        keep = [it for it in items if str(it["id"]) not in absent]
+        preds = preds[~preds["id"].astype(str).isin(absent)].reset_index(drop=True)
+        flag += ": left out of value and value_official"
+        items = keep
+    else:
+        flag += ": counted as wrong (missing: wrong)"
+    log.info("%s", flag)
+    return items, preds, {"n_no_output": len(gone), "missing": missing, "no_output_file": where,
+                          "no_output_flag": flag}
 
 
 def score_inputs_digest(items_path: str, predictions_path: str, settings: dict) -> str:
@@ -95,7 +147,7 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
     one edited task re-scores that task's runs only.
 
     ``batch``: ``{"dataset", "scorer" (parser version + scoring code), "settings": {name: {parser, judge,
-    official}}, "runs": [[task, condition,
+    official, missing}}, "runs": [[task, condition,
     prompt, run_hash, settings name], ...]}`` (settings are shared by many runs: the command line stays short)."""
     from lalmbench.core.runs import Run
     from lalmbench.inference.cache import cache_files
@@ -129,7 +181,8 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
         score_run_files(items_path=sl.items, predictions_path=sl.out, parser_cfg=settings["parser"],
                         config_hash=run_hash, run=[model, dataset, task, condition, prompt],
                         decisions_path=decisions, metrics_path=metrics, judge_cfg=settings["judge"] or None,
-                        official_cfg=settings["official"] or None, score_inputs=digest)
+                        official_cfg=settings["official"] or None, score_inputs=digest,
+                        missing=settings.get("missing") or None)
         counts["scored"] += 1
         log.info("[%d/%d] scored", i, len(runs))
         if after_run:

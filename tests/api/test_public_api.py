@@ -31,10 +31,23 @@ def test_score_mcq_from_dicts():
               "answer_label": "A"},
              {"id": "q2", "options": [{"label": "A", "text": "left"}, {"label": "B", "text": "right"}],
               "answer_label": "B"}]
-    decisions, metrics = lalmbench.score_mcq(items, [{"id": "q1", "raw_output": "A"},
-                                                     {"id": "q2", "raw_output": "left"}])
+    preds = [{"id": "q1", "raw_output": "A"}, {"id": "q2", "raw_output": "left"}]
+    decisions, metrics = lalmbench.score_mcq(items, preds, parser={"labels": "shown"})
     assert list(decisions["correct"]) == [True, False]
     assert metrics["value"] == 0.5 and metrics["n"] == 2
+
+
+def test_score_mcq_and_score_official_read_labels_as_an_imported_model_does():
+    """One default: a bare letter is no choice unless the caller says letters were shown, as for an
+    imported model in the workflow (before, the API read 'A' as option A and the workflow did not)."""
+    from lalmbench.models.imported import parser_cfg
+
+    assert parser_cfg(None, {"backend": "imported", "params": {}}, "{question}\n{options}")["labels"] == "hidden"
+    items = [{"id": "q1", "options": [{"label": "A", "text": "left"}, {"label": "B", "text": "right"}],
+              "answer_label": "A"}]
+    decisions, metrics = lalmbench.score_mcq(items, [{"id": "q1", "raw_output": "A"}])
+    assert (metrics["value"], metrics["n_unparseable"], metrics["parser_labels"]) == (0.0, 1, "hidden")
+    assert decisions["parse_status"].tolist() == ["unparseable"]
 
 
 @pytest.mark.skipif(not MMAU.is_file(), reason=f"{MMAU} (shared reference data) not present")
@@ -65,7 +78,9 @@ def test_score_official_gives_per_item_verdicts_value_official_and_the_papers_br
     items = _mmsu_items(tmp_path)
     preds = [{"id": "m0", "raw_output": "B"}, {"id": "m1", "raw_output": ""},
              {"id": "m2", "raw_output": "no"}, {"id": "m3", "raw_output": "None"}]
-    decisions, summary = lalmbench.score_official("mmsu", items, preds)
+    decisions, summary = lalmbench.score_official("mmsu", items, preds, parser={"labels": "shown"})
+    # MMSU's prompt lists letters, so ours reads them as shown; by default a bare "B" is no choice
+    assert lalmbench.score_official("mmsu", items, preds)[1]["value"] == 0.25
     # m1's empty reply takes the letter B carried from m0 (wrong for m1), m2 is unreadable (left out),
     # m3's "None" takes B too (right); ours reads m2's "no" as B and counts blanks as wrong
     assert decisions["official_score"].tolist()[:2] == [1.0, 0.0] and decisions["official_score"][3] == 1.0
@@ -76,7 +91,8 @@ def test_score_official_gives_per_item_verdicts_value_official_and_the_papers_br
     by_group = {(b["field"], b["group"]): b for b in summary["breakdown"]}
     assert by_group[("category", "Reasoning")]["value_official"] == 1.0
     assert by_group[("category", "Reasoning")]["n_official"] == 1 and by_group[("category", "Reasoning")]["n"] == 2
-    reset, s2 = lalmbench.score_official("mmsu", items, preds, settings={"carry_letter": False})
+    reset, s2 = lalmbench.score_official("mmsu", items, preds, settings={"carry_letter": False},
+                                         parser={"labels": "shown"})
     assert s2["value_official"] == 1 / 3
 
 
@@ -99,3 +115,32 @@ def test_score_official_asks_for_a_kind_when_the_preset_mixes_them_and_names_mis
     assert summary["value"] == 1.0 and summary["n"] == 1
     with pytest.raises(lalmbench.core.io.InputError, match="no row for item 'p3'"):
         lalmbench.score_official("mmau_pro", items, preds[:2], kind="instruction")
+
+
+def test_read_items_reads_released_items_without_their_audio(tmp_path):
+    """Released outputs come without the benchmark's audio: read_items says how to read the items anyway,
+    and reads them with audio_needed=False (before: 'item:missing_audio' and no way out but a code comment)."""
+    mmau = Path(__file__).resolve().parents[1] / "data" / "imported" / "mmau_test_mini_24.json"
+    (tmp_path / "audio").mkdir()
+    with pytest.raises(lalmbench.core.io.InputError, match=r"item:missing_audio': 24\}; to read the items without their "
+                                                           r"audio .* call lalmbench.read_items\(\.\.\., audio_needed=False\)"):
+        lalmbench.read_items("mmau", {"items": str(mmau), "audio_root": str(tmp_path / "audio")}, dataset="mmau")
+    with pytest.raises(lalmbench.core.io.InputError, match=r"audio_root is not set.*audio_needed=False"):
+        lalmbench.read_items("mmau", {"items": str(mmau)}, dataset="mmau")
+    items = lalmbench.read_items("mmau", {"items": str(mmau)}, dataset="mmau", audio_needed=False)
+    assert len(items) == 24 and items[0]["answer_text"] == json.loads(mmau.read_text())[0]["answer"]
+    with pytest.raises(ValueError, match="audio_needed=False reads a benchmark preset's items"):
+        lalmbench.read_items("clotho", {}, dataset="c", audio_needed=False)
+
+
+def test_an_item_without_a_prediction_names_it_and_the_way_to_score_a_released_file(tmp_path):
+    items = _mmsu_items(tmp_path)
+    preds = [{"id": "m0", "raw_output": "B"}, {"id": "m1", "raw_output": "A"}]
+    with pytest.raises(lalmbench.core.io.InputError, match=r"no prediction for item 'm2' \(2 of 4 items without "
+                                                           r"one\); .*pass only the items it has outputs for"):
+        lalmbench.score_mcq(items, preds)
+    with pytest.raises(lalmbench.core.io.InputError, match=r"no row for item 'm2' \(2 of 4 items without "
+                                                           r"one\); .*pass only the items it has outputs for"):
+        lalmbench.score_official("mmsu", items, preds)
+    kept = [it for it in items if it["id"] in {"m0", "m1"}]
+    assert lalmbench.score_official("mmsu", kept, preds)[1]["n"] == 2

@@ -71,14 +71,37 @@ def test_own_models_still_follow_the_prompt_template():
     assert parser_cfg(None, hf, "{question}")["labels"] == "hidden"
 
 
-def test_an_item_without_an_imported_output_is_an_item_error_naming_id_and_file(tmp_path, caplog):
-    f = tmp_path / "out.csv"
-    pd.DataFrame({"id": ["a", "zz"], "response": ["B", "A"]}).to_csv(f, index=False)
+def test_an_item_without_an_imported_output_is_no_failed_generation(tmp_path, caplog):
+    """No rerun can make an output the file lacks: the row has no output and no error (so it never counts
+    against max_error_rate), marked with the file it is missing from; the log counts such items."""
+    f = tmp_path / "out.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in [{"id": "a", "response": "B"}, {"id": "c", "response": None},
+                                                         {"id": "zz", "response": "A"}]))
     with caplog.at_level(logging.WARNING):
-        preds = _serve(_entry(f), [_item("a"), _item("b")])
-    assert [(r["raw_output"], r["error"]) for r in preds] == [("B", None),
-                                                              (None, f"no imported output for item 'b' in {f}")]
-    assert f"1 of 2 outputs in {f} matched no item asked for in this job (e.g. 'zz')" in caplog.text
+        preds = _serve(_entry(f), [_item("a"), _item("b"), _item("c")])
+    assert [(r["raw_output"], r["error"], r["extra"]) for r in preds] == [
+        ("B", None, None), (None, None, json.dumps({"no_output": str(f)})), (None, None, json.dumps({"no_output": str(f)}))]
+    assert f"2 of 3 items asked for in this job have no output in {f} (e.g. 'b', 'c')" in caplog.text
+    assert f"1 of 3 outputs in {f} matched no item asked for in this job (e.g. 'zz')" in caplog.text
+
+
+def test_generate_never_stops_on_items_the_file_lacks(tmp_path):
+    """The model job with max_error_rate 0: half the items have no output in the file, and the job
+    finishes (before, it stopped with 'max_error_rate=0.0 exceeded ... only failed ones run next time')."""
+    from lalmbench.core import io
+    from lalmbench.inference.model_job import generate
+    from lalmbench.inference.slices import Slice
+
+    f = tmp_path / "out.jsonl"
+    f.write_text(json.dumps({"id": "a", "pred": "True"}) + "\n")
+    items = tmp_path / "items.jsonl"
+    io.write_jsonl(items, [_item("a"), _item("b")])
+    template = tmp_path / "p.txt"
+    template.write_text("{question}")
+    sl = Slice(items=str(items), template=str(template), condition="no-audio", prompt="p", out=str(tmp_path / "o.parquet"), audio=False)
+    summary = generate(model_name="imp", model_cfg=_entry(f), slices=[sl], cache_path=tmp_path / "cache",
+                       max_error_rate=0.0)
+    assert summary["slices"][0]["errors"] == 0 and summary["slices"][0]["items"] == 2
 
 
 def test_columns_id_template_and_id_pattern_map_the_files_ids(tmp_path):
@@ -152,3 +175,46 @@ def test_the_item_each_output_was_made_on_rides_with_it(tmp_path):
     pd.DataFrame({"id": ["a"], "answer": ["cat"]}).to_csv(plain, index=False)   # 'answer' is the output here
     (row,) = _serve(_entry(plain, columns={"raw_output": "answer"}), [_item("a")])
     assert row["extra"] is None
+
+
+def test_a_lone_answer_column_beside_the_output_is_the_models_answer_and_no_drift_is_flagged(tmp_path):
+    """An agentic submission: its reasoning in ``output`` and its final answer in ``answer``, no question or
+    choices. ``answer`` is not the gold, so no output is said to be made on another version of its item
+    (before, 'answer' was read as the gold and every output whose answer was wrong was 'drift')."""
+    from lalmbench.models.imported import read_imported
+    from lalmbench.scoring.item_versions import compare, flag
+
+    f = tmp_path / "agent.jsonl"
+    f.write_text("".join(json.dumps({"id": i, "output": f"Tool says... The answer is {a}.", "answer": a}) + "\n"
+                         for i, a in [("a", "True"), ("b", "False")]))
+    got = read_imported(f)
+    assert (got.output_column, got.item_columns, got.own_items, got.answer_is_models) == ("output", {}, {}, True)
+    assert got.reading == (f"{f}: outputs from column 'output' (found); no item fields: the item version the outputs "
+                           f"were made on is not checked; column 'answer' read as the model's answer, not the item's "
+                           f"gold (the file does not carry the full item, question and choices; set params.columns.answer to read it "
+                           f"as the gold)")
+    summary = compare(got.own_items, [_item("a"), _item("b")], got.outputs)
+    assert summary["differ"] == 0
+    assert flag(summary, answer_is_models=True) == (
+        "imported outputs carry no question or choices (its answer column read as the model's answer, not the "
+        "gold): the item version they were made on is not checked")
+    # mapped, it is the gold: the user said so
+    mapped = read_imported(f, columns={"answer": "answer"})
+    assert mapped.item_columns == {"answer": "answer"} and not mapped.answer_is_models
+    assert "answer 'answer' (mapped)" in mapped.reading
+
+
+def test_answer_is_the_gold_only_beside_the_full_item_and_the_output_when_alone(tmp_path):
+    from lalmbench.models.imported import read_imported
+
+    full = tmp_path / "full.jsonl"
+    full.write_text(json.dumps({"id": "a", "question": "Is it there?", "choices": ["True", "False"], "answer": "True",
+                                "pred": "False"}) + "\n")
+    got = read_imported(full)
+    assert got.item_columns == {"question": "question", "choices": "choices", "answer": "answer"}
+    assert got.own_items["a"]["answer"] == "True" and not got.answer_is_models
+    alone = tmp_path / "alone.jsonl"
+    alone.write_text(json.dumps({"id": "a", "answer": "B"}) + "\n")
+    got = read_imported(alone)
+    assert (got.output_column, got.outputs, got.item_columns) == ("answer", {"a": "B"}, {})
+    assert "column 'answer' read as the model's answer, not the item's gold (it is the output column" in got.reading

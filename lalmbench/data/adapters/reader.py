@@ -371,8 +371,10 @@ def read_questions(spec: dict, *, dataset: str) -> Adapted:
         pending.append(item)
     items, clip_paths = _resolve(pending, root, audio_dir, spec, path, dropped)
     if not items:
+        hint = ("; to read the items without their audio (released outputs are scored without it), call "
+                "lalmbench.read_items(..., audio_needed=False)" if dropped.get("item:missing_audio") else "")
         raise InputError(f"dataset {dataset!r}: no usable item in {path} ({rows_read} rows read); left out: "
-                         f"{dict(dropped) or 'nothing'}")
+                         f"{dict(dropped) or 'nothing'}{hint}")
     clips = clips_frame(list(clip_paths), list(clip_paths.values()), source=str(spec.get("source", "import")),
                         split=str(spec.get("split_name", "")))
     stats = {"rows_read": rows_read, "records": len(records), "items_read": len(items), "clips": len(clips),
@@ -501,7 +503,8 @@ def _resolve(pending: list[dict], root: Path | None, audio_dir: Path, spec: dict
             from lalmbench.data.adapters.common import DatasetMissing
 
             raise DatasetMissing(f"{path}: items name audio files ({rels[0]!r}, ...) but params.audio_root is not set; "
-                                 f"set it to the folder they are relative to. {spec.get('how', '')}")
+                                 f"set it to the folder they are relative to (lalmbench.read_items(..., audio_needed=False) reads the "
+                                 f"items without their audio). {spec.get('how', '')}")
         paths, ok = resolve_audio(root, rels, source=str(path), rows=list(first_row.values()), **checks)
         found = {r: p for r, p, k in zip(rels, paths, ok.tolist()) if k}
     items, clip_paths, ids = [], {}, set()
