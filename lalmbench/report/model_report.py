@@ -31,9 +31,9 @@ from lalmbench.core.stats import wilson_interval
 REPORT_DIR = Path(__file__).resolve().parents[1] / "data" / "reports"
 SCHEMA = REPORT_DIR.parent / "report_ledger_schema.yaml"
 
-COLUMNS = ["report", "row", "benchmark", "family", "preset", "dataset", "task", "metric", "unit", "published",
-           "published_alt", "published_alt_where", "value_official", "value", "interval_low", "interval_high",
-           "interval_of", "n", "n_official", "difference", "flag", "reason", "source", "where", "settings"]
+COLUMNS = ["report", "row", "benchmark", "family", "preset", "dataset", "task", "metric", "ours_metric", "unit",
+           "published", "published_alt", "published_alt_where", "value_official", "value", "interval_low",
+           "interval_high", "interval_of", "n", "n_official", "difference", "flag", "reason", "source", "where", "settings"]
 #: the unit a metric is shown in, and the factor from all.tsv's value to it
 UNITS = {"wer": ("percent", 100.0), "cer": ("percent", 100.0), "accuracy": ("percent", 100.0),
          "bleu": ("bleu", 1.0), "score": ("score", 1.0)}
@@ -127,7 +127,8 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
         src = report["sources"][r["source"]]
         alt = (r.get("also") or [None])[0]
         row = {"report": report["report"], "row": r["id"], "benchmark": r["benchmark"], "family": r["family"],
-               "preset": r["preset"], "dataset": r["dataset"], "task": task, "metric": r["metric"], "unit": unit,
+               "preset": r["preset"], "dataset": r["dataset"], "task": task, "metric": r["metric"],
+               "ours_metric": r.get("ours_metric", r["metric"]), "unit": unit,
                "published": _published(r["value"], r.get("printed_as", "as_unit")),
                "published_alt": _published(alt["value"], r.get("printed_as", "as_unit")) if alt else math.nan,
                "published_alt_where": f"{source_text(report['sources'][alt['source']])} {alt['where']}" if alt else "",
@@ -149,15 +150,21 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
             row.update(flag=NOT_RUN, reason=reason)
             out.append(row)
             continue
-        value, vo = scale * _num(res["value"]), scale * _num(res.get("value_official"))
-        n, no = _num(res.get("n")), _num(res.get("n_official"))
+        ours = res
+        if r.get("ours_metric", r["metric"]) != r["metric"]:
+            ours = _result(table, model, r["dataset"], task, r["ours_metric"])
+            if ours is None:
+                raise InputError(f"all.tsv: no {r['ours_metric']} row beside the {r['metric']} row of model {model!r} "
+                                 f"on {r['dataset']}/{task} (report {report['report']!r}, row {r['id']!r})")
+        value, vo = scale * _num(ours["value"]), scale * _num(res.get("value_official"))
+        n, no = _num(ours.get("n")), _num(res.get("n_official"))
         row.update(value=value, value_official=vo, n=n, n_official=no, reason="")
         if r["metric"] == "accuracy" and math.isfinite(vo) and math.isfinite(no) and no > 0:
             lo, hi = wilson_interval(round(vo / scale * no), int(no))
             row.update(interval_low=scale * lo, interval_high=scale * hi, interval_of="value_official (Wilson 95%)")
         else:
-            row.update(interval_low=scale * _num(res.get("ci_low")), interval_high=scale * _num(res.get("ci_high")),
-                       interval_of="value (all.tsv 95%)")
+            row.update(interval_low=scale * _num(ours.get("ci_low")), interval_high=scale * _num(ours.get("ci_high")),
+                       interval_of=f"value (all.tsv {r.get('ours_metric', r['metric'])} 95%)")
         ref = vo if math.isfinite(vo) else value
         row["difference"] = row["published"] - ref
         lo, hi = row["interval_low"], row["interval_high"]

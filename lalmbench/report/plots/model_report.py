@@ -30,12 +30,12 @@ def plot_report(df: pd.DataFrame):
         if ran.any():
             ax.hlines(y[ran], num["interval_low"][ran], num["interval_high"][ran], color="0.6", lw=3, alpha=0.6,
                       label="interval (see interval_of)")
-        for col, marker, color, label in (("value_official", "o", "tab:blue", "value_official (report's rule)"),
-                                          ("value", "s", "tab:orange", "value (lalm-bench's rule)"),
-                                          ("published", "D", "black", "published")):
+        for col, marker, color, dy, label in (("value_official", "o", "tab:blue", 0.15, "value_official (report's rule)"),
+                                              ("value", "s", "tab:orange", -0.15, "value (lalm-bench's rule)"),
+                                              ("published", "D", "black", 0.0, "published")):
             ok = np.isfinite(num[col])
             if ok.any():
-                ax.scatter(num[col][ok], y[ok], marker=marker, s=26, color=color, zorder=3, label=label)
+                ax.scatter(num[col][ok], y[ok] + dy, marker=marker, s=26, color=color, zorder=3, label=label)
         ax.set_yticks(y)
         ax.set_yticklabels([f"{b} [{m}]" for b, m in zip(rows["benchmark"], rows["metric"])], fontsize=7)
         for tick, flag in zip(ax.get_yticklabels(), rows["flag"]):
