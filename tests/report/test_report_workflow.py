@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import yaml
 import pytest
 
 from tests.report.spoken import UTTERANCES, spoken_librispeech
@@ -52,3 +53,17 @@ def test_whisper_transcribes_spoken_librispeech_and_the_wer_reaches_all_tsv_and_
     assert len(report) == 25 and (report.drop(index="librispeech/test-clean")["flag"] == "not run").all()
     assert report.loc["cv15/en", "reason"] == "dataset 'cv15-en' (preset common_voice) is not in this config"
     assert (wd / "results" / "figures" / "report_qwen2-audio.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["qwen2-audio", "qwen25-omni", "kimi-audio"])
+def test_each_report_config_plans_its_runs_and_the_report_table(tmp_path, name):
+    """The Snakefile reads each report config and plans one scoring job per task it runs, then the table."""
+    from tests.workflow import planned_jobs
+
+    wd = copy_workflow(tmp_path / "wd")
+    plan = planned_jobs(snakemake(wd, f"--configfile=config/examples/report-{name}.yaml", "-n").stdout)
+    tables = [j for j in plan if j["rule"] == "report_table"]
+    assert [j["wildcards"] for j in tables] == [{"report": name}]
+    cfg = yaml.safe_load((wd / "config" / "examples" / f"report-{name}.yaml").read_text())
+    assert sum(j["rule"] in ("score", "score_open") for j in plan) == len(cfg["tasks"])
