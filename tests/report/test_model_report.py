@@ -125,7 +125,7 @@ def test_a_bad_ledger_or_report_entry_fails_naming_it(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(rep))
     with pytest.raises(InputError, match=r"bad\.yaml: row 'librispeech/test-clean': source 'blog' is not among "
-                                         r"sources \(paper, readme\)"):
+                                         r"sources \(issue-135, issue-25, paper, readme\)"):
         load_report(bad)
     del rep["rows"][0]["where"]
     bad.write_text(yaml.safe_dump(rep))
