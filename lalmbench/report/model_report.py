@@ -102,9 +102,7 @@ def _num(v) -> float:
 
 def _result(table: pd.DataFrame, model: str, dataset: str, task: str, metric: str) -> pd.Series | None:
     rows = table[(table["model"] == model) & (table["dataset"] == dataset) & (table["task"] == task)
-                 & (table["metric"] == metric)]
-    if len(rows) > 1 and "condition" in rows:
-        rows = rows[rows["condition"] == "audio"]
+                 & (table["metric"] == metric) & (table["condition"] == "audio")]
     if rows.empty:
         return None
     if len(rows) > 1:

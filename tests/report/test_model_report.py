@@ -136,3 +136,14 @@ def test_a_bad_ledger_or_report_entry_fails_naming_it(tmp_path):
     with pytest.raises(ConfigError, match=r"(?s)reports\.qwen2audio: no report ledger .*qwen2audio\.yaml .*did you mean "
                                           r"'qwen2-audio'.*reports\.kimi-audio\.model: unknown model 'nobody'"):
         validate_config(cfg, ROOT / "config" / "schema.yaml", ROOT)
+
+
+def test_only_the_audio_condition_answers_a_row():
+    rep = copy.deepcopy(load_report("qwen2-audio"))
+    rep["rows"] = [r for r in rep["rows"] if r["id"] == "librispeech/test-clean"]
+    silent = dict(_row("m", "librispeech-test-clean", "librispeech-test-clean", "wer", 1.0, (1.0, 1.0)),
+                  condition="silence")
+    df = report_table(pd.DataFrame([silent]), rep, "m", {"librispeech-test-clean": {"adapter": "librispeech"}},
+                      ["librispeech"])
+    assert df["reason"].tolist() == ["no wer row in all.tsv for model 'm' on "
+                                     "librispeech-test-clean/librispeech-test-clean"]
