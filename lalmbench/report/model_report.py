@@ -143,7 +143,7 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
                       f"needs {r['preset']!r}")
         res = None if reason else _result(table, model, r["dataset"], task, r["metric"])
         if not reason and res is None:
-            reason = f"no {r['metric']} row in all.tsv for model {model!r} on {r['dataset']}/{task}"
+            reason = f"no {r['metric']} row in all.tsv for model {model!r} on {r['dataset']}/{task} (condition audio)"
         if reason:
             row.update(flag=NOT_RUN, reason=reason)
             out.append(row)

@@ -146,4 +146,4 @@ def test_only_the_audio_condition_answers_a_row():
     df = report_table(pd.DataFrame([silent]), rep, "m", {"librispeech-test-clean": {"adapter": "librispeech"}},
                       ["librispeech"])
     assert df["reason"].tolist() == ["no wer row in all.tsv for model 'm' on "
-                                     "librispeech-test-clean/librispeech-test-clean"]
+                                     "librispeech-test-clean/librispeech-test-clean (condition audio)"]
