@@ -66,6 +66,12 @@ def report_targets():
             for kind, ext in (("tables", "tsv"), ("figures", "png"), ("figures", "svg"))]
 
 
+def report_decisions(w):
+    """The report model's decisions (audio condition): the official rules' per-item statistics, for intervals."""
+    return [f"results/scores/{r.key}/decisions.parquet" for r in RUNS
+            if r.model == REPORTS[w.report] and r.condition == "audio"]
+
+
 def tracking_targets():
     """Rule all's tracking target: the sync report (uploads the spooled runs), when tracking is on."""
     return [TRACKING_SYNC] if config["tracking"]["backend"] != "none" else []

@@ -8,9 +8,10 @@ sets each printed number beside the all.tsv row of the config's report model on 
 ``value_official`` (the report's own scoring rule) and ``value`` (lalm-bench's), in the report's
 unit (WER and accuracy in percent, BLEU as sacreBLEU prints it).
 
-The interval is ``value_official``'s Wilson 95% interval where the value is an accuracy; a corpus
-WER or BLEU has no official interval in all.tsv, so it is ``value``'s bootstrap interval
-(``interval_of`` says which). ``flag`` is ``outside`` when the published number lies outside the
+The interval is ``value_official``'s: Wilson 95% for an accuracy; for a corpus WER or BLEU a seeded
+percentile bootstrap over items of the rule's per-item statistics (``official_stats`` in the run's
+decisions: edit distance and reference length, or sacreBLEU's counts), re-aggregated the rule's
+way. Without the decisions it is ``value``'s interval from all.tsv (``interval_of`` says which). ``flag`` is ``outside`` when the published number lies outside the
 interval, ``inside``, or ``not run`` with the reason in ``reason``: the ledger says why the row cannot
 run (an internal test set), the preset is not in this installation, the config has no such dataset,
 or all.tsv has no row for it. No row of the ledger is ever left out.
@@ -112,11 +113,42 @@ def _result(table: pd.DataFrame, model: str, dataset: str, task: str, metric: st
     return rows.iloc[0]
 
 
+def official_bootstrap(stats: Iterable, metric: str, *, seed: int = 0, n_resamples: int = 2000,
+                       alpha: float = 0.05) -> tuple[float, float]:
+    """Percentile bootstrap over items of a corpus WER (summed distances / summed reference lengths) or
+    BLEU (sacreBLEU 1.5.1 on summed counts) from the items' official statistics; (nan, nan) for < 2 items."""
+    import numpy as np
+
+    from lalmbench.scoring.official_speech import bleu_from_stats
+
+    x = np.asarray([list(s) for s in stats if s is not None and len(s)], dtype=float)
+    if len(x) < 2:
+        return (math.nan, math.nan)
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_resamples, len(x)))
+    sums = x[idx].sum(axis=1)
+    if metric == "bleu":
+        values = np.array([bleu_from_stats(list(row)) for row in sums])
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = sums[:, 0] / sums[:, 1]
+    lo, hi = np.nanpercentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return (float(lo), float(hi))
+
+
+def _official_interval(path: str | None, metric: str) -> tuple[float, float]:
+    if not path:
+        return (math.nan, math.nan)
+    dec = pd.read_parquet(path, columns=["official_stats"]) if metric in ("wer", "cer", "bleu") else None
+    return (math.nan, math.nan) if dec is None else official_bootstrap(dec["official_stats"], metric)
+
+
 def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Mapping[str, Mapping],
-                 presets: Iterable[str]) -> pd.DataFrame:
+                 presets: Iterable[str], decisions: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """One row per ledger row (columns :data:`COLUMNS`). ``datasets``: the config's datasets;
-    ``presets``: the presets this installation has."""
+    ``presets``: the presets this installation has; ``decisions``: (dataset, task) -> the model's
+    decisions file there (audio condition), whose official statistics give a WER/BLEU row its interval."""
     presets = set(presets)
+    decisions = dict(decisions or {})
     defaults = report.get("settings") or {}
     out = []
     for r in report["rows"]:
@@ -160,6 +192,10 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
         if r["metric"] == "accuracy" and math.isfinite(vo) and math.isfinite(no) and no > 0:
             lo, hi = wilson_interval(round(vo / scale * no), int(no))
             row.update(interval_low=scale * lo, interval_high=scale * hi, interval_of="value_official (Wilson 95%)")
+        elif math.isfinite(vo) and all(map(math.isfinite, ci := _official_interval(
+                decisions.get((r["dataset"], task)), r["metric"]))):
+            row.update(interval_low=scale * ci[0], interval_high=scale * ci[1],
+                       interval_of="value_official (bootstrap 95% over items)")
         else:
             row.update(interval_low=scale * _num(ours.get("ci_low")), interval_high=scale * _num(ours.get("ci_high")),
                        interval_of=f"value (all.tsv {r.get('ours_metric', r['metric'])} 95%)")
@@ -182,8 +218,9 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
 
 
 def write_report(all_tsv: str, name: str, model: str, datasets: Mapping[str, Mapping], *, tsv: str, png: str,
-                 svg: str) -> pd.DataFrame:
-    """Rule report_table: all.tsv and the report ledger -> the table and its figure."""
+                 svg: str, decisions: Iterable[str] = ()) -> pd.DataFrame:
+    """Rule report_table: all.tsv and the report ledger -> the table and its figure. ``decisions``: the
+    model's decisions files, ``results/scores/<model>/<dataset>/<task>/audio/<prompt>/decisions.parquet``."""
     from lalmbench.core import io
     from lalmbench.data.adapters.benchmarks import is_preset
     from lalmbench.report.plots.model_report import plot_report
@@ -192,7 +229,8 @@ def write_report(all_tsv: str, name: str, model: str, datasets: Mapping[str, Map
     report = load_report(name)
     table = pd.read_csv(all_tsv, sep="\t", keep_default_na=False, na_values=[""], dtype={"task": str})
     presets = [r["preset"] for r in report["rows"] if is_preset(r["preset"])]
-    df = report_table(table, report, model, datasets, presets)
+    by_run = {(Path(p).parts[-5], Path(p).parts[-4]): p for p in decisions}
+    df = report_table(table, report, model, datasets, presets, by_run)
     io.write_tsv(tsv, df)
     save(plot_report(df), png, svg)
     return df

@@ -12,7 +12,8 @@ import yaml
 
 from lalmbench.core.io import InputError
 from lalmbench.data.adapters.benchmarks import is_preset
-from lalmbench.report.model_report import load_report, report_names, report_table, write_report
+from lalmbench.report.model_report import (load_report, official_bootstrap, report_names, report_table,
+                                           write_report)
 from lalmbench.workflow.config import ConfigError, expand_import_tasks, validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,15 +108,37 @@ def test_an_accuracy_row_takes_the_wilson_interval_of_value_official(tmp_path):
     assert r["difference"] == pytest.approx(73.27 - 72.07)
 
 
+def test_the_official_bootstrap_reaggregates_the_rules_statistics():
+    same = [(1.0, 10.0)] * 5                                   # every item 10% WER: every resample too
+    assert official_bootstrap(same, "wer") == (0.1, 0.1)
+    mixed = [(0.0, 10.0), (5.0, 10.0), (1.0, 20.0), (0.0, 5.0), (3.0, 15.0)]   # corpus WER 9 / 60
+    lo, hi = official_bootstrap(mixed, "wer")
+    assert 0.0 <= lo < 9 / 60 < hi <= 5 / 10
+    assert official_bootstrap(mixed * 4, "wer")[1] - official_bootstrap(mixed * 4, "wer")[0] < hi - lo
+    assert math.isnan(official_bootstrap([(1.0, 10.0)], "wer")[0])          # one item: no interval
+    from lalmbench.scoring.official_speech import bleu_from_stats
+
+    bleu = [[8, 8, 6, 4, 2, 1, 8, 7, 6, 5], [5, 6, 5, 4, 3, 2, 5, 4, 3, 2], [7, 7, 2, 0, 0, 0, 7, 6, 5, 4]]
+    corpus = bleu_from_stats([sum(c) for c in zip(*bleu)])
+    lo, hi = official_bootstrap(bleu, "bleu")
+    assert lo <= corpus <= hi and hi > lo
+
+
 def test_the_rule_writes_the_table_and_its_figure(tmp_path):
     table = pd.DataFrame([_row("m", "librispeech-test-clean", "librispeech-test-clean", "wer", 0.1, (0.05, 0.15),
                                official=0.1)])
     table.to_csv(tmp_path / "all.tsv", sep="\t", index=False)
+    dec = tmp_path / "results/scores/m/librispeech-test-clean/librispeech-test-clean/audio/mcq-default/decisions.parquet"
+    dec.parent.mkdir(parents=True)
+    pd.DataFrame({"id": ["a", "b", "c"], "official_stats": [[1.0, 10.0], [2.0, 10.0], [0.0, 10.0]]}).to_parquet(dec)
     out = {k: str(tmp_path / f"report.{k}") for k in ("tsv", "png", "svg")}
     write_report(str(tmp_path / "all.tsv"), "qwen2-audio", "m", {"librispeech-test-clean": {"adapter": "librispeech"}},
-                 **out)
+                 **out, decisions=[str(dec)])
     df = pd.read_csv(out["tsv"], sep="\t")
     assert len(df) == 25 and df.set_index("row").loc["librispeech/test-clean", "value_official"] == 10.0
+    clean = df.set_index("row").loc["librispeech/test-clean"]
+    assert clean["interval_of"] == "value_official (bootstrap 95% over items)"
+    assert (clean["interval_low"], clean["interval_high"]) == (0.0, 20.0)   # resamples of 0/10, 1/10, 2/10 items
     assert Path(out["png"]).stat().st_size > 10_000 and "<svg" in Path(out["svg"]).read_text()[:500]
 
 
