@@ -1,0 +1,72 @@
+"""Every number of a report ledger is the one its README prints at the pinned commit, in table order.
+
+Reads the README with ``git --git-dir <template> show <commit>:README.md``, the template from
+LALMBENCH_GIT_DIR_TEMPLATE (e.g. '/mirrors/{owner}+{name}', the ledger fetch's convention); skips where no
+local mirror of the repository is given."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lalmbench.report.model_report import load_report
+
+#: report -> (the model's row label, which <table> blocks of the README hold its audio table, ledger values read)
+SPECS = {
+    "qwen2-audio": ("Qwen2-Audio", [(1, "value"), (2, "also")]),
+    "qwen25-omni": ("Qwen2.5-Omni-7B", [("<summary>Audio -> Text</summary>", "value")]),
+    "kimi-audio": ("Kimi-Audio", [(slice(0, 3), "value")]),
+}
+
+
+def _readme(source: dict) -> str:
+    template = os.environ.get("LALMBENCH_GIT_DIR_TEMPLATE")
+    if not template:
+        pytest.skip("LALMBENCH_GIT_DIR_TEMPLATE is not set: no local mirror of the reports' repositories")
+    owner, name = source["repo"].split("/")
+    git_dir = Path(template.format(owner=owner, name=name))
+    if not git_dir.exists():
+        pytest.skip(f"no mirror of {source['repo']} at {git_dir}")
+    return subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{source['commit']}:{source['path']}"],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def _cells(tr: str) -> list[str]:
+    return re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", tr, re.S)
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+def model_numbers(tables: list[str], model: str) -> list[float]:
+    """The numbers of ``model``'s rows, in table order; a cell stacking several models' scores line by line
+    (Qwen2-Audio's AIR-Bench row) gives its last line, the model's."""
+    out = []
+    for table in tables:
+        for tr in re.findall(r"<tr>(.*?)</tr>", table, re.S):
+            cells = _cells(tr)
+            texts = [_text(c) for c in cells]
+            if model in texts:
+                out += [float(x) for x in re.findall(r"\d+\.\d+", " ".join(texts[texts.index(model) + 1:]))]
+            elif any(t.endswith(model) and "<br>" in c for t, c in zip(texts, cells)):
+                out += [float(x) for x in re.findall(r"\d+\.\d+", _text(cells[-1].split("<br>")[-1]))]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_ledger_values_are_the_readme_cells(name):
+    rep = load_report(name)
+    readme = _readme(rep["sources"]["readme"])
+    model, parts = SPECS[name]
+    tables = re.findall(r"<table[^>]*>(.*?)</table>", readme, re.S)
+    for which, field in parts:
+        if isinstance(which, str):       # the table after a <summary> heading
+            chosen = [re.search(r"<table[^>]*>(.*?)</table>", readme.split(which, 1)[1], re.S).group(1)]
+        else:
+            chosen = tables[which] if isinstance(which, slice) else [tables[which]]
+        led = [r["value"] if field == "value" else r["also"][0]["value"] for r in rep["rows"]]
+        assert model_numbers(chosen, model) == led, (name, which)
