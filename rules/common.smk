@@ -57,7 +57,7 @@ def published_targets():
 
 
 # model report -> the models entry set beside its table (config reports:, docs/published.md#model-reports)
-REPORTS = {name: r["model"] for name, r in config["reports"].items()}
+REPORTS = {name: r["model"] for name, r in config.get("reports", {}).items()}
 
 
 def report_targets():
