@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from lalmbench.report.model_report import load_report
@@ -70,3 +72,28 @@ def test_ledger_values_are_the_readme_cells(name):
             chosen = tables[which] if isinstance(which, slice) else [tables[which]]
         led = [r["value"] if field == "value" else r["also"][0]["value"] for r in rep["rows"]]
         assert model_numbers(chosen, model) == led, (name, which)
+
+
+@pytest.mark.slow
+def test_released_qwen25_omni_outputs_fill_the_mmau_rows_of_its_report(tmp_path):
+    """A third party's released MMAU outputs of Qwen2.5-Omni-7B, fetched at their pinned commit and scored as an
+    imported model, against the README's MMAU row: MMAU's own string match credits 4 of 1,000 (the replies are
+    letters in <Conclusion> tags), lalm-bench's parser reads 66.0% (README 65.60)."""
+    from tests.workflow import copy_workflow, snakemake
+
+    template = os.environ.get("LALMBENCH_GIT_DIR_TEMPLATE")
+    for repo in ("Sakshi113/MMAU", "lovenya/Measuring-Faithfulness-of-CoT-Reasoning-LALMs"):
+        owner, name = repo.split("/")
+        if not template or not Path(template.format(owner=owner, name=name)).exists():
+            pytest.skip(f"no local mirror of {repo} (LALMBENCH_GIT_DIR_TEMPLATE)")
+    wd = copy_workflow(tmp_path / "wd")
+    env = dict(os.environ, PYTHONPATH=str(wd))
+    subprocess.run([sys.executable, "-m", "lalmbench.data.ledger", "fetch", "--out", "published", "--benchmark", "mmau",
+                    "--entry", "qwen25-omni-7b@lovenya-direct"], cwd=wd, env=env, check=True, capture_output=True)
+    snakemake(wd, "--configfile=config/examples/report-qwen25-omni-released.yaml", "results/tables/report_qwen25-omni.tsv")
+    table = pd.read_csv(wd / "results" / "tables" / "report_qwen25-omni.tsv", sep="\t").set_index("row")
+    avg = table.loc["mmau/avg"]
+    assert (avg["published"], avg["value_official"], avg["n"], avg["flag"]) == (65.6, 0.4, 1000, "outside")
+    assert avg["value"] == 66.0
+    assert table.loc[["mmau/sound", "mmau/music", "mmau/speech"], "n"].tolist() == [333, 334, 333]
+    assert (table.drop(index=["mmau/sound", "mmau/music", "mmau/speech", "mmau/avg"])["flag"] == "not run").all()
