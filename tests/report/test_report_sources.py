@@ -59,6 +59,12 @@ def model_numbers(tables: list[str], model: str) -> list[float]:
     return out
 
 
+def test_kimi_audio_evalkit_leaderboard_prints_the_same_numbers():
+    rep = load_report("kimi-audio")
+    board = re.findall(r"<table[^>]*>(.*?)</table>", _readme(rep["sources"]["evalkit"]), re.S)
+    assert model_numbers(board, "Kimi-Audio") == [r["value"] for r in rep["rows"]]
+
+
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_ledger_values_are_the_readme_cells(name):
     rep = load_report(name)
