@@ -66,3 +66,4 @@ rule all:
         SWEEP_TARGETS,
         tracking_targets(),
         published_targets(),
+        report_targets(),

@@ -16,6 +16,7 @@ from lalmbench.workflow.config import (ConfigError, canonical, check_study_size,
 from lalmbench.inference.fingerprint import model_fingerprint
 from lalmbench.models import imported
 from lalmbench.data.ledger import LEDGER_DIR, load_all as load_ledgers
+from lalmbench.report.model_report import REPORT_DIR
 from lalmbench.report.published import ledger_targets
 from lalmbench.inference.gpu_plan import (format_gpu_plan, gpu_jobs, is_dry_run, model_jobs, partition_file,
                                           slurm_profile, unfit_jobs)
@@ -53,6 +54,22 @@ def published_targets():
     """Rule all's published tables and figures, one set per ledger that names a model of this config."""
     return [f"results/{kind}/published_{b}.{ext}" for b in PUBLISHED
             for kind, ext in (("tables", "tsv"), ("figures", "png"), ("figures", "svg"))]
+
+
+# model report -> the models entry set beside its table (config reports:, docs/published.md#model-reports)
+REPORTS = {name: r["model"] for name, r in config.get("reports", {}).items()}
+
+
+def report_targets():
+    """Rule all's model-report tables and figures, one set per config reports: entry."""
+    return [f"results/{kind}/report_{name}.{ext}" for name in REPORTS
+            for kind, ext in (("tables", "tsv"), ("figures", "png"), ("figures", "svg"))]
+
+
+def report_decisions(w):
+    """The report model's decisions (audio condition): the official rules' per-item statistics, for intervals."""
+    return [f"results/scores/{r.key}/decisions.parquet" for r in RUNS
+            if r.model == REPORTS[w.report] and r.condition == "audio"]
 
 
 def tracking_targets():

