@@ -11,7 +11,6 @@ from collections import Counter
 from typing import Any, Sequence
 
 import numpy as np
-import orjson
 
 from lalmbench.core.io import atomic_path, json_default
 
@@ -89,7 +88,11 @@ def write_items(path, items: Sequence[dict]) -> None:
     """Task items as JSON Lines (atomic): one object per line with sorted keys, UTF-8, compact
     separators. orjson, because a large table gives ~10^5 items and the stdlib encoder is far slower,
     and a family's :class:`~lalmbench.tasks.options.ItemRows` are written from their columns
-without making the dicts; any reader sees the same items as from :func:`lalmbench.core.io.write_jsonl`."""
+without making the dicts; any reader sees the same items as from :func:`lalmbench.core.io.write_jsonl`.
+    orjson is imported here, not with the module: the model envs (hf, vllm) read item contracts from this
+    module but write no items, and do not install orjson."""
+    import orjson
+
     opts = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
     chunks = items.json_lines() if hasattr(items, "json_lines") else \
         (orjson.dumps(it, option=opts, default=json_default) for it in items)
