@@ -1,6 +1,7 @@
 """Published numbers beside value_official and value (lalmbench.report.published): the table's
 flags and differences on a small all.tsv, the figure, and rule published_table in the workflow."""
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -71,6 +72,26 @@ def test_write_published_writes_the_table_and_a_figure(tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 1000
     svg = (tmp_path / "f.svg").read_text()
     assert "Beta (third-party)" in svg and "published" in svg
+
+
+def test_a_runs_all_tsv_flags_ride_into_the_table_and_its_figure(tmp_path):
+    """items_from: predictions with overridden answers: all.tsv flags the run, and so do the published
+    table (its ``flags``) and the figure (a numbered note under the row's label)."""
+    import html
+
+    flag = ("12 of 24 outputs were made on a different version of the item: answer 12; scored against the "
+            "outputs' own items (items_from: predictions)")
+    all_tsv = pd.read_csv(DATA / "all.tsv", sep="\t", dtype=str, keep_default_na=False)
+    all_tsv.loc[all_tsv["model"] == "beta-released", "flags"] = flag
+    all_tsv.to_csv(tmp_path / "all.tsv", sep="\t", index=False)
+    write_published(str(tmp_path / "all.tsv"), str(DATA / "toy.yaml"), ["toy"], tsv=str(tmp_path / "t.tsv"),
+                    png=str(tmp_path / "f.png"), svg=str(tmp_path / "f.svg"))
+    back = pd.read_csv(tmp_path / "t.tsv", sep="\t", keep_default_na=False).set_index("entry")
+    assert back.loc["beta@third-party", "flags"] == flag
+    assert back.loc["alpha@authors", "flags"] == ""
+    # the figure's texts, as the SVG names them (one comment per drawn line: the note is wrapped)
+    svg = " ".join(html.unescape(t) for t in re.findall(r"<!-- (.*?) -->", (tmp_path / "f.svg").read_text()))
+    assert "Beta (third-party) [1]" in svg and f"[1] {flag}" in svg
 
 
 @pytest.mark.slow

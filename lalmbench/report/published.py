@@ -8,6 +8,8 @@ with its Wilson interval over ``n_official`` items, and ``value`` (lalm-bench's 
 interval all.tsv gives. ``difference`` is published minus ``value_official``, with the interval
 the official value's gives it, and ``flag`` says ``outside`` when the published number lies outside
 that interval: the outputs, scored the way the benchmark says, do not give the published number.
+``flags`` carries the run's all.tsv flags (outputs made on another version of their items, scored on
+their own items, outputs missing), so a number is never quoted here without them.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from lalmbench.core.stats import wilson_interval
 
 COLUMNS = ["benchmark", "entry", "model", "model_key", "released_by", "dataset", "published", "published_entry",
            "published_source", "value_official", "official_ci_low", "official_ci_high", "n_official", "value",
-           "ci_low", "ci_high", "n", "difference", "difference_ci_low", "difference_ci_high", "flag", "outputs"]
+           "ci_low", "ci_high", "n", "difference", "difference_ci_low", "difference_ci_high", "flag", "flags", "outputs"]
 #: what ``flag`` says, besides inside/outside
 NO_OFFICIAL = "no official value"
 NO_PUBLISHED = "no published number"
@@ -63,6 +65,10 @@ def _num(v) -> float:
     return f
 
 
+def _text(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+
 def _result_row(table: pd.DataFrame, model_key: str, datasets: Iterable[str]) -> pd.Series | None:
     """The all.tsv row of ``model_key`` on the benchmark's datasets (accuracy, the audio condition);
     None when the model has none; an error when several runs would answer."""
@@ -96,6 +102,7 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
             row["value"], row["ci_low"], row["ci_high"] = (100 * _num(res[c]) for c in ("value", "ci_low", "ci_high"))
             row["n"] = _num(res["n"])
             vo, no = _num(res.get("value_official")), _num(res.get("n_official"))
+            row["flags"] = _text(res.get("flags"))  # all.tsv's flags of the run (revision drift, missing outputs)
         if not math.isnan(vo) and not 0.0 <= vo <= 1.0:
             raise InputError(f"all.tsv: model {pair['model_key']!r}: value_official {vo} is not a proportion; a "
                              f"ledger compares accuracies")
