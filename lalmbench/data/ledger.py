@@ -354,6 +354,35 @@ def released_path(out_dir: str | Path, benchmark: str, entry_id: str) -> Path:
     return Path(out_dir) / benchmark / f"{entry_id}.jsonl"
 
 
+def source_record_path(path: str | Path) -> Path:
+    """The record :func:`fetch_released` writes beside a normalised file: the entry it was made from,
+    its pinned sources and the file's sha256."""
+    path = Path(path)
+    return path.with_name(path.name + ".source.json")
+
+
+def release_problem(path: str | Path, entry_id: str) -> str | None:
+    """Why the file at ``path`` is not released entry ``entry_id``'s outputs as fetched (no record
+    beside it, another entry's, or bytes that differ from those fetched), or None when it is."""
+    path, record = Path(path), source_record_path(path)
+    if not record.is_file():
+        return f"{path} was not written by `ledger fetch` (no {record.name} beside it)"
+    try:
+        rec = json.loads(record.read_text(encoding="utf-8"))
+        entry, digest = rec["entry"], rec["sha256"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        return f"{record}: unreadable ({type(exc).__name__})"
+    if entry != entry_id:
+        return f"{path} holds the outputs of {entry!r}, not {entry_id!r}"
+    try:
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        return f"{path}: cannot read ({exc.strerror or exc})"
+    if actual != digest:
+        return f"{path} changed since `ledger fetch` wrote it (sha256 {actual[:12]}, fetched {digest[:12]})"
+    return None
+
+
 def fetch_released(ledgers: Mapping[str, dict], out_dir: str | Path, *, only: Iterable[str] = (),
                    git_dir_template: str | None = None) -> list[dict]:
     """Normalise every released entry of ``ledgers`` (benchmark -> ledger; ``only`` limits the entry
@@ -367,6 +396,8 @@ def fetch_released(ledgers: Mapping[str, dict], out_dir: str | Path, *, only: It
             rows, left = released_records(entry, items=ledger["items"], git_dir_template=git_dir_template)
             path = released_path(out_dir, bench, entry["id"])
             io.write_jsonl(path, rows)
+            io.write_json(source_record_path(path), {"entry": entry["id"], "outputs": entry["outputs"],
+                                                     "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
             done.append({"benchmark": bench, "id": entry["id"], "path": str(path), "records": len(rows),
                          "left_out": left})
     return done

@@ -85,14 +85,26 @@ def _result_row(table: pd.DataFrame, model_key: str, datasets: Iterable[str]) ->
     return rows.iloc[0]
 
 
-def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str]) -> pd.DataFrame:
-    """The published-vs-ours table of one benchmark (columns :data:`COLUMNS`, values in percent)."""
+def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str],
+                    files: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The published-vs-ours table of one benchmark (columns :data:`COLUMNS`, values in percent).
+    ``files``: model_key -> the imported file the config scores for it; a released entry's row cites
+    its pinned release only when that file is the release as ``ledger fetch`` wrote it
+    (:func:`lalmbench.data.ledger.release_problem`), else ``outputs`` and ``flags`` say what was scored."""
+    from lalmbench.data.ledger import release_problem
+
     datasets = list(datasets)
+    files = dict(files or {})
     out = []
     for pair in ledger_pairs(ledger):
         pub = pair["published_entry"]
+        outputs, not_release = pair["outputs"], None
+        if pair["released_by"] != "run here" and pair["model_key"] in files:
+            not_release = release_problem(files[pair["model_key"]], pair["entry"])
+            if not_release:
+                outputs = f"{files[pair['model_key']]} (not the release {pair['outputs']})"
         row = {"benchmark": ledger["benchmark"], "entry": pair["entry"], "model": pair["model"],
-               "model_key": pair["model_key"], "released_by": pair["released_by"], "outputs": pair["outputs"],
+               "model_key": pair["model_key"], "released_by": pair["released_by"], "outputs": outputs,
                "published": pub["value"] if pub else math.nan, "published_entry": pub["id"] if pub else "",
                "published_source": source_text(pub["source"]) if pub else ""}
         res = _result_row(table, pair["model_key"], datasets)
@@ -103,6 +115,9 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
             row["n"] = _num(res["n"])
             vo, no = _num(res.get("value_official")), _num(res.get("n_official"))
             row["flags"] = _text(res.get("flags"))  # all.tsv's flags of the run (revision drift, missing outputs)
+        if not_release:
+            row["flags"] = "; ".join(f for f in (row.get("flags", ""), f"scored file is not the release: {not_release}")
+                                     if f)
         if not math.isnan(vo) and not 0.0 <= vo <= 1.0:
             raise InputError(f"all.tsv: model {pair['model_key']!r}: value_official {vo} is not a proportion; a "
                              f"ledger compares accuracies")
@@ -127,7 +142,8 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
     return df
 
 
-def write_published(all_tsv: str, ledger_path: str, datasets: Iterable[str], *, tsv: str, png: str, svg: str) -> pd.DataFrame:
+def write_published(all_tsv: str, ledger_path: str, datasets: Iterable[str], *, tsv: str, png: str, svg: str,
+                    files: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Rule published_table: read all.tsv and the ledger, write the table and its figure."""
     from lalmbench.core import io
     from lalmbench.data.ledger import load_ledger
@@ -135,7 +151,7 @@ def write_published(all_tsv: str, ledger_path: str, datasets: Iterable[str], *, 
     from lalmbench.report.plots.style import save
 
     table = pd.read_csv(all_tsv, sep="\t", keep_default_na=False, na_values=[""])
-    df = published_table(table, load_ledger(ledger_path), datasets)
+    df = published_table(table, load_ledger(ledger_path), datasets, files)
     io.write_tsv(tsv, df)
     save(plot_published(df), png, svg)
     return df
