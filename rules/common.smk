@@ -47,7 +47,16 @@ TRACKING_SYNC = f"{config['tracking']['dir']}/sync.json"  # rule tracking_sync's
 
 # benchmark -> dataset keys: the published-numbers ledgers (lalmbench/data/published/) that name a
 # model of this config, each drawn as published_<benchmark> by rule published_table (docs/published.md)
-PUBLISHED = ledger_targets(load_ledgers(), config["datasets"], config["models"])
+LEDGERS = load_ledgers()
+PUBLISHED = ledger_targets(LEDGERS, config["datasets"], config["models"])
+
+
+def ledger_files_scored(benchmark):
+    """model_key -> the imported file this config scores for a released entry of the ledger: the
+    published table cites the release only when that file is the release as fetched."""
+    keys = {r["model_key"] for r in LEDGERS[benchmark].get("released") or [] if r.get("model_key")}
+    return {m: str(imported.predictions_path(c)) for m, c in config["models"].items()
+            if m in keys and c["backend"] == imported.BACKEND}
 
 
 def published_targets():

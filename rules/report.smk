@@ -62,8 +62,10 @@ rule published_table:
     params:
         py=env_python("core"),
         datasets=lambda w: " ".join(PUBLISHED[w.benchmark]),
+        files=lambda w: canonical(ledger_files_scored(w.benchmark)),
     conda:
         conda_file("core")
     shell:
         "{params.py:q} scripts/published_table.py --table {input.table} --ledger {input.ledger} "
-        "--datasets {params.datasets} --tsv {output.tsv} --png {output.png} --svg {output.svg} > {log} 2>&1"
+        "--datasets {params.datasets} --files-json {params.files:q} --tsv {output.tsv} --png {output.png} "
+        "--svg {output.svg} > {log} 2>&1"

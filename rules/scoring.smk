@@ -91,6 +91,8 @@ rule item_version_check:
     params:
         py=env_python("core"),
         model=lambda w: canonical(model_cfg(w.model)),
+        # the imported file's content digest (in the fingerprint): a file replaced with its old mtime reruns
+        fingerprint=model_fp,
     conda:
         conda_file("core")
     shell:

@@ -3,6 +3,7 @@ the file has no output for left out and flagged (never a failed run), and an edi
 its predictions. docs/models.md's MMAU example runs as written on an older revision's file, and gives
 the values lalmbench.score_mcq / score_official give on the same file."""
 import json
+import os
 import random
 import re
 from pathlib import Path
@@ -64,10 +65,16 @@ def test_imported_outputs_run_through_the_workflow(tmp_path):
         assert acc["flags"].iloc[0].startswith("1 of 8 items have no output in imported/outputs.jsonl: counted as "
                                                "wrong (missing: wrong)")
 
-    rows[1]["response"] = gold[1]["label"]  # edited in place: the model's predictions are made again
-    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # replaced with its old mtime kept (cp + touch -r): every rule that reads it reruns, on its content digest
+    snakemake(wd, "--configfile=imported.yaml", "results/all.tsv")
     jobs = planned_jobs(snakemake(wd, "--configfile=imported.yaml", "-n", "results/all.tsv").stdout)
-    assert {"generate_core", "infer", "score"} <= {j["rule"] for j in jobs}
+    assert not jobs
+    rows[1]["response"] = gold[1]["label"]
+    before = out.stat()
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    os.utime(out, ns=(before.st_atime_ns, before.st_mtime_ns))
+    jobs = planned_jobs(snakemake(wd, "--configfile=imported.yaml", "-n", "results/all.tsv").stdout)
+    assert {"generate_core", "infer", "score", "item_version_check"} <= {j["rule"] for j in jobs}
 
 
 ROOT_DATA = Path(__file__).resolve().parent / "data" / "imported"

@@ -1,6 +1,7 @@
 """Published numbers beside value_official and value (lalmbench.report.published): the table's
 flags and differences on a small all.tsv, the figure, and rule published_table in the workflow."""
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -71,6 +72,26 @@ def test_write_published_writes_the_table_and_a_figure(tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 1000
     svg = (tmp_path / "f.svg").read_text()
     assert "Beta (third-party)" in svg and "published" in svg
+
+
+def test_a_runs_all_tsv_flags_ride_into_the_table_and_its_figure(tmp_path):
+    """items_from: predictions with overridden answers: all.tsv flags the run, and so do the published
+    table (its ``flags``) and the figure (a numbered note under the row's label)."""
+    import html
+
+    flag = ("12 of 24 outputs were made on a different version of the item: answer 12; scored against the "
+            "outputs' own items (items_from: predictions)")
+    all_tsv = pd.read_csv(DATA / "all.tsv", sep="\t", dtype=str, keep_default_na=False)
+    all_tsv.loc[all_tsv["model"] == "beta-released", "flags"] = flag
+    all_tsv.to_csv(tmp_path / "all.tsv", sep="\t", index=False)
+    write_published(str(tmp_path / "all.tsv"), str(DATA / "toy.yaml"), ["toy"], tsv=str(tmp_path / "t.tsv"),
+                    png=str(tmp_path / "f.png"), svg=str(tmp_path / "f.svg"))
+    back = pd.read_csv(tmp_path / "t.tsv", sep="\t", keep_default_na=False).set_index("entry")
+    assert back.loc["beta@third-party", "flags"] == flag
+    assert back.loc["alpha@authors", "flags"] == ""
+    # the figure's texts, as the SVG names them (one comment per drawn line: the note is wrapped)
+    svg = " ".join(html.unescape(t) for t in re.findall(r"<!-- (.*?) -->", (tmp_path / "f.svg").read_text()))
+    assert "Beta (third-party) [1]" in svg and f"[1] {flag}" in svg
 
 
 @pytest.mark.slow
@@ -198,3 +219,30 @@ def test_the_example_config_imports_every_released_entry_as_its_ledger_reads_it(
             assert model["params"] == {"predictions": f"published/{bench}/{rel['id']}.jsonl", "labels": rel["labels"]}
             task = next(t for t in cfg["tasks"].values() if rel["model_key"] in t.get("models", []))
             assert cfg["datasets"][task["dataset"]]["adapter"] == ledger["preset"]
+
+
+def test_a_released_row_cites_its_release_only_when_the_scored_file_is_that_release(tmp_path, monkeypatch):
+    """Another file configured under a ledger model_key: the table no longer cites the pinned release
+    for it, and flags the row; the file `ledger fetch` wrote (checked by its recorded sha256) is cited."""
+    from lalmbench.data import ledger as ledger_module
+    from lalmbench.data.ledger import fetch_released, released_path
+
+    led = load_ledger(DATA / "toy.yaml")
+    monkeypatch.setattr(ledger_module, "released_records",
+                        lambda entry, **kw: ([{"id": "q1", "raw_output": "A", "source_id": "q1"}], {}))
+    fetch_released({"toy": led}, tmp_path / "published", only=["beta@third-party"])
+    fetched = released_path(tmp_path / "published", "toy", "beta@third-party")
+    other = tmp_path / "mine.jsonl"
+    other.write_text('{"id": "q1", "raw_output": "B"}\n')
+    all_tsv = pd.read_csv(DATA / "all.tsv", sep="\t", keep_default_na=False, na_values=[""])
+    cited = published_table(all_tsv, led, ["toy"], {"beta-released": str(fetched)}).set_index("entry")
+    assert cited.loc["beta@third-party", "outputs"] == table().loc["beta@third-party", "outputs"]
+    assert "not the release" not in cited.loc["beta@third-party", "flags"]
+    for path, why in ((other, f"{other} was not written by `ledger fetch`"),
+                      (fetched, f"{fetched} changed since `ledger fetch` wrote it")):
+        if path == fetched:
+            fetched.write_text('{"id": "q1", "raw_output": "C"}\n')
+        t = published_table(all_tsv, led, ["toy"], {"beta-released": str(path)}).set_index("entry")
+        row = t.loc["beta@third-party"]
+        assert row["outputs"].startswith(f"{path} (not the release ")
+        assert f"scored file is not the release: {why}" in row["flags"]

@@ -40,6 +40,9 @@ STAGE_COLUMNS = {"audio": ("audio_digest",), "prompt": ("prompt_digest",), "raw 
 ALL_TSV_KEYS = ["model", "dataset", "task", "condition", "prompt", "metric"]
 ENVIRONMENTS_KEY = "lalmbench.environments"  # lalmbench.inference.materialize writes it
 MISSING = "-"
+HEADER_MAX_BYTES = 1 << 16
+#: a cell a spreadsheet would run as a formula (OWASP's list); written with a leading ``'``
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass
@@ -64,6 +67,9 @@ def results_folder(path: str | Path) -> Folder:
     decs = {Run(*p.parent.relative_to(root / "scores").parts): p
             for p in sorted((root / "scores").glob("*/*/*/*/*/decisions.parquet"))}
     all_tsv = root / "all.tsv"
+    for p in [*preds.values(), *decs.values(), *([all_tsv] if all_tsv.exists() else [])]:
+        if not p.is_file():  # a FIFO or device would block the read forever
+            raise io.InputError(f"{p}: not a regular file")
     if not preds and not decs and not all_tsv.is_file():
         raise io.InputError(f"{path}: not a results folder: no all.tsv, no "
                             "predictions/<model>/<dataset>/<task>/<condition>/<prompt>.parquet and no "
@@ -274,12 +280,18 @@ def compare_all_tsv(a: Folder, b: Folder) -> list[dict]:
 
 def _read_tsv(path: Path) -> pd.DataFrame:
     try:
+        with open(path, "rb") as f:
+            header = f.readline(HEADER_MAX_BYTES)
+        columns = header.decode("utf-8").rstrip("\r\n").split("\t")
+    except UnicodeDecodeError as exc:
+        raise io.InputError(f"{path}: not a readable TSV ({exc})") from None
+    missing = [k for k in ALL_TSV_KEYS if k not in columns]
+    if missing:  # checked on the first line, before a large file that is no all.tsv is read whole
+        raise io.InputError(f"{path}: no column(s) {missing}: not a lalmbench all.tsv")
+    try:
         df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise io.InputError(f"{path}: not a readable TSV ({exc})") from None
-    missing = [k for k in ALL_TSV_KEYS if k not in df.columns]
-    if missing:
-        raise io.InputError(f"{path}: no column(s) {missing}: not a lalmbench all.tsv")
     dup = df.duplicated(ALL_TSV_KEYS)
     if dup.any():
         raise io.InputError(f"{path}: row {int(dup.idxmax()) + 2} repeats the key {df.loc[dup.idxmax(), ALL_TSV_KEYS].tolist()}")
@@ -335,6 +347,18 @@ def rows(report: Report) -> list[dict]:
         out.append({**blank, **{k: d.get(k, "") for k in ALL_TSV_KEYS}, "stage": "all.tsv", "stages": "",
                     "field": d["column"], "a": d["a"], "b": d["b"], "detail": ""})
     return out
+
+
+def _inert(v: Any) -> Any:
+    """A text cell as a spreadsheet shows it without running it: a leading ``'`` before ``=``, ``+``,
+    ``-``, ``@``, tab or carriage return; numbers and the missing mark ``-`` stay as they are."""
+    if not isinstance(v, str) or not v.startswith(FORMULA_START) or v == MISSING:
+        return v
+    try:
+        float(v)
+        return v
+    except ValueError:
+        return "'" + v
 
 
 def to_json(report: Report) -> dict:
@@ -446,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sys.stdout.write(render(report, max_items=args.items))
     if args.tsv:
-        io.write_tsv(args.tsv, pd.DataFrame(rows(report), columns=[*RUN_FIELDS, "metric", "item", "stage", "stages",
+        io.write_tsv(args.tsv, pd.DataFrame([{k: _inert(v) for k, v in r.items()} for r in rows(report)], columns=[*RUN_FIELDS, "metric", "item", "stage", "stages",
                                                                    "field", "a", "b", "detail"]))
     if args.json:
         io.write_json(args.json, to_json(report))

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -33,6 +35,8 @@ import yaml
 
 from lalmbench.core import io
 from lalmbench.core.io import InputError
+
+log = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 LEDGER_DIR = HERE / "published"
@@ -67,6 +71,11 @@ def validate_ledger(ledger: Any, where: str) -> dict:
             if entry["id"] in ids:
                 raise InputError(f"{where}: {kind}/{n}: id {entry['id']!r} also names a {ids[entry['id']]} entry")
             ids[entry["id"]] = kind
+    for where_at, src in _sources(ledger):
+        parts = str(src.get("path", "")).split("/")
+        if ".." in parts or str(src.get("path", "")).startswith(("/", "~")) or "\\" in str(src.get("path", "")):
+            raise InputError(f"{where}: {where_at}: path {src['path']!r} leaves its repository (a '..' part, or "
+                             f"absolute): give the file's path inside {src.get('repo')}")
     published = {e["id"] for e in ledger.get("published") or []}
     keys: dict[str, str] = {}
     for n, entry in enumerate(ledger.get("released") or []):
@@ -83,6 +92,18 @@ def validate_ledger(ledger: Any, where: str) -> dict:
     return ledger
 
 
+def _sources(ledger: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    """(where in the ledger, source) for every repository file a fetch reads: the items, each released
+    entry's outputs and join sources."""
+    if isinstance(ledger.get("items"), Mapping):
+        yield "items", ledger["items"]
+    for n, entry in enumerate(ledger.get("released") or []):
+        for k, src in enumerate(entry.get("outputs") or []):
+            yield f"released/{n}/outputs/{k}", src
+        for k, src in enumerate(((entry.get("read") or {}).get("join") or {}).get("sources") or []):
+            yield f"released/{n}/read/join/sources/{k}", src
+
+
 def load_ledger(path: str | Path) -> dict:
     """One ledger file, validated."""
     path = Path(path)
@@ -90,6 +111,10 @@ def load_ledger(path: str | Path) -> dict:
         ledger = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return validate_ledger(ledger, str(path))
 
 
@@ -143,22 +168,31 @@ def fill(template: str, record: Mapping[str, Any]) -> str | None:
 
 
 def load_records(data: bytes, name: str) -> list[dict]:
-    """The records of a released file: a JSON list, a JSON object of records, or JSON lines."""
-    text = data.decode("utf-8")
+    """The records of a released file: a JSON list, a JSON object of records, or JSON lines; a file
+    that is none of them is an error naming it (and the line)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     stripped = text.lstrip()
-    if stripped.startswith("["):
-        recs = json.loads(text)
-    elif stripped.startswith("{") and not name.endswith(".jsonl"):
-        obj = json.loads(text)
-        recs = list(obj.values()) if all(isinstance(v, dict) for v in obj.values()) else [obj]
-    else:
-        recs = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    recs.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{name}: line {n}: not JSON ({exc.msg})") from None
+    try:
+        if stripped.startswith("["):
+            recs = json.loads(text)
+        elif stripped.startswith("{") and not name.endswith(".jsonl"):
+            obj = json.loads(text)
+            recs = list(obj.values()) if all(isinstance(v, dict) for v in obj.values()) else [obj]
+        else:
+            recs = []
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        recs.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise InputError(f"{name}: line {n}: not JSON ({exc.msg})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{name}: values nested too deep to read") from None
     if not all(isinstance(r, dict) for r in recs):
         raise InputError(f"{name}: expected records (JSON objects)")
     return recs
@@ -169,13 +203,20 @@ def _plain_path(value: Any) -> str:
     return text[2:] if text.startswith("./") else text
 
 
-def lookup_table(items: list[dict], field_name: str) -> dict[str, str]:
-    """value of ``field_name`` (a leading ``./`` dropped) -> item id, over the benchmark's item records."""
-    table: dict[str, str] = {}
+def lookup_table(items: list[dict], field_name: str) -> dict[str, str | None]:
+    """value of ``field_name`` (a leading ``./`` dropped) -> item id, over the benchmark's item records;
+    a value two items share (``./a.wav`` and ``a.wav``) maps to None: it names no one item, and the
+    outputs reached through it are left out, counted (:func:`normalise`)."""
+    table: dict[str, str | None] = {}
     for rec in items:
         v = rec.get(field_name)
         if v is not None:
-            table[_plain_path(v)] = str(rec["id"])
+            key, item_id = _plain_path(v), str(rec["id"])
+            table[key] = item_id if table.get(key, item_id) == item_id else None
+    shared = sorted(k for k, v in table.items() if v is None)
+    if shared:
+        log.warning("item field %r: %d values name two items or more (e.g. %r): outputs reached through them are "
+                    "left out", field_name, len(shared), shared[0])
     return table
 
 
@@ -183,7 +224,8 @@ def normalise(records: list[dict], read: Mapping[str, Any], *, joined: Mapping[s
               lookup: Mapping[str, str] | None = None, name: str = "released file") -> tuple[list[dict], dict[str, int]]:
     """(one ``{id, raw_output, source_id, question?, choices?, answer?}`` per record, counts of
     records left out by reason). ``read``: ``id`` (the record's id field), ``output`` (a field path),
-    ``join`` (another file's records by the same id, seen as ``join.<field>``), ``item_id``
+    ``join`` (another file's records by the same id, seen as ``join.<field>``; an id two of them
+    share maps to None there and its records are left out as ``join_id_repeated``), ``item_id``
     (``template`` over the fields, then optionally a ``pattern`` whose named groups fill ``format``;
     with ``lookup`` the result is a value of that item field, e.g. the audio path, and ``lookup``
     maps it to the item's id) and ``carry`` (where the question, choices and answer sit)."""
@@ -200,7 +242,8 @@ def normalise(records: list[dict], read: Mapping[str, Any], *, joined: Mapping[s
         if joined is not None:
             other = joined.get(str(source_id))
             if other is None:
-                left["not_in_join"] = left.get("not_in_join", 0) + 1
+                reason = "join_id_repeated" if str(source_id) in joined else "not_in_join"
+                left[reason] = left.get(reason, 0) + 1
                 continue
             view["join"] = other
         item_id = fill(spec.get("template", "{" + id_field + "}"), view)
@@ -209,9 +252,11 @@ def normalise(records: list[dict], read: Mapping[str, Any], *, joined: Mapping[s
             item_id = None if m is None else (spec["format"].format(**m.groupdict()) if spec.get("format")
                                               else (m.group(1) if m.groups() else m.group(0)))
         if item_id is not None and spec.get("lookup"):
-            item_id = (lookup or {}).get(_plain_path(item_id))
+            key = _plain_path(item_id)
+            item_id = (lookup or {}).get(key)
             if item_id is None:
-                left["not_in_items"] = left.get("not_in_items", 0) + 1
+                reason = "item_field_shared" if key in (lookup or {}) else "not_in_items"
+                left[reason] = left.get(reason, 0) + 1
                 continue
         if item_id is None:
             left["no_item_id"] = left.get("no_item_id", 0) + 1
@@ -244,8 +289,11 @@ def _git(source: Mapping[str, Any], git_dir_template: str, *args: str) -> bytes:
 
 
 def _url(url: str, timeout: float) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (a pinned https URL)
-        return resp.read()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (a pinned https URL)
+            return resp.read()
+    except (OSError, ValueError) as exc:  # URLError, HTTPError, timeouts are OSErrors
+        raise InputError(f"{url}: cannot fetch: {exc}") from None
 
 
 def fetch_bytes(source: Mapping[str, Any], *, git_dir_template: str | None = None, timeout: float = 60.0) -> bytes:
@@ -278,10 +326,15 @@ def released_records(entry: Mapping[str, Any], *, items: Mapping[str, Any] | Non
     joined = None
     if read.get("join"):
         j = read["join"]
-        keyed: dict[str, dict] = {}
+        keyed: dict[str, dict | None] = {}
         for src in j["sources"]:
             for rec in load_records(fetch_bytes(src, git_dir_template=git_dir_template), src["path"]):
-                keyed[str(field(rec, j.get("on", "id")))] = rec
+                key = str(field(rec, j.get("on", "id")))
+                keyed[key] = None if key in keyed else rec  # a repeated id joins no record
+        repeated = sorted(k for k, v in keyed.items() if v is None)
+        if repeated:
+            log.warning("released entry %r: %d join ids appear twice or more in its join sources (e.g. %r): their "
+                        "outputs are left out", entry["id"], len(repeated), repeated[0])
         joined = keyed
     rows, left = [], {}
     for src in entry["outputs"]:
@@ -301,6 +354,35 @@ def released_path(out_dir: str | Path, benchmark: str, entry_id: str) -> Path:
     return Path(out_dir) / benchmark / f"{entry_id}.jsonl"
 
 
+def source_record_path(path: str | Path) -> Path:
+    """The record :func:`fetch_released` writes beside a normalised file: the entry it was made from,
+    its pinned sources and the file's sha256."""
+    path = Path(path)
+    return path.with_name(path.name + ".source.json")
+
+
+def release_problem(path: str | Path, entry_id: str) -> str | None:
+    """Why the file at ``path`` is not released entry ``entry_id``'s outputs as fetched (no record
+    beside it, another entry's, or bytes that differ from those fetched), or None when it is."""
+    path, record = Path(path), source_record_path(path)
+    if not record.is_file():
+        return f"{path} was not written by `ledger fetch` (no {record.name} beside it)"
+    try:
+        rec = json.loads(record.read_text(encoding="utf-8"))
+        entry, digest = rec["entry"], rec["sha256"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        return f"{record}: unreadable ({type(exc).__name__})"
+    if entry != entry_id:
+        return f"{path} holds the outputs of {entry!r}, not {entry_id!r}"
+    try:
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        return f"{path}: cannot read ({exc.strerror or exc})"
+    if actual != digest:
+        return f"{path} changed since `ledger fetch` wrote it (sha256 {actual[:12]}, fetched {digest[:12]})"
+    return None
+
+
 def fetch_released(ledgers: Mapping[str, dict], out_dir: str | Path, *, only: Iterable[str] = (),
                    git_dir_template: str | None = None) -> list[dict]:
     """Normalise every released entry of ``ledgers`` (benchmark -> ledger; ``only`` limits the entry
@@ -314,6 +396,8 @@ def fetch_released(ledgers: Mapping[str, dict], out_dir: str | Path, *, only: It
             rows, left = released_records(entry, items=ledger["items"], git_dir_template=git_dir_template)
             path = released_path(out_dir, bench, entry["id"])
             io.write_jsonl(path, rows)
+            io.write_json(source_record_path(path), {"entry": entry["id"], "outputs": entry["outputs"],
+                                                     "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
             done.append({"benchmark": bench, "id": entry["id"], "path": str(path), "records": len(rows),
                          "left_out": left})
     return done
@@ -352,8 +436,13 @@ def _tree(source: Mapping[str, Any], *, git_dir_template: str | None, timeout: f
 
 
 def items_path(out_dir: str | Path, benchmark: str, ledger: Mapping[str, Any]) -> Path:
-    """Where :func:`fetch_items` writes a ledger's item file or folder (the config's ``params.items``)."""
-    return Path(out_dir) / "items" / benchmark / ledger["items"]["path"].strip("/")
+    """Where :func:`fetch_items` writes a ledger's item file or folder (the config's ``params.items``);
+    a path that would leave ``<out_dir>/items/<benchmark>`` is an error naming it."""
+    base = Path(out_dir) / "items" / benchmark
+    path = base / ledger["items"]["path"].strip("/")
+    if not path.resolve().is_relative_to(base.resolve()) or ".." in Path(ledger["items"]["path"]).parts:
+        raise InputError(f"ledger {benchmark!r}: items path {ledger['items']['path']!r} leaves {base}")
+    return path
 
 
 def fetch_items(ledgers: Mapping[str, dict], out_dir: str | Path, *, git_dir_template: str | None = None,
@@ -388,6 +477,16 @@ def fetch_items(ledgers: Mapping[str, dict], out_dir: str | Path, *, git_dir_tem
 
 
 def main(argv: list[str] | None = None) -> None:
+    """``check`` / ``fetch``; bad input (an invalid ledger, a digest mismatch, an unreachable source)
+    exits with status 2 and one line naming the file, never a traceback."""
+    try:
+        _main(argv)
+    except InputError as exc:
+        print(f"ledger: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _main(argv: list[str] | None) -> None:
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m lalmbench.data.ledger", description=__doc__.split("\n\n")[0])

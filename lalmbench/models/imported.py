@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lalmbench.core.io import InputError
-from lalmbench.data.adapters.tables import load_records
+from lalmbench.data.adapters.tables import UNREADABLE, load_records
 from lalmbench.inference.prompts import shows_labels
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
 from lalmbench.core.items import OUTSIDE_LABELS
@@ -154,6 +154,9 @@ class ImportedFile:
     #: how the file's columns were read, in words (printed when the workflow plans, kept in the
     #: item-version check): the output column, the item fields and why an ``answer`` column is not the gold
     reading: str = ""
+    #: records that cannot be read as an output, by reason: where each is (``file:line``, or
+    #: ``file: record n`` outside JSON Lines); the rest of the file is read
+    left_out: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _item_columns(present: set[str], columns: Mapping[str, str], out_col: str) -> dict[str, str]:
@@ -214,7 +217,9 @@ def read_outputs(path: Path, *, columns: Mapping[str, str] | None = None, id_tem
 def read_imported(path: Path, *, columns: Mapping[str, str] | None = None, id_template: str | None = None,
                   id_pattern: str | None = None) -> ImportedFile:
     """An imported file's outputs by item id, and the item each was made on. A record without an id
-    or output column, or two records with one id, is an error naming the file and the record."""
+    or output column, or nested too deep to read, is left out, counted and named by line
+    (:attr:`ImportedFile.left_out`); a file with no readable record, or two records with one id, is
+    an error naming the file and the record."""
     recs = load_records(path)
     pattern = re.compile(id_pattern) if id_pattern else None
     unread = 0
@@ -234,15 +239,23 @@ def read_imported(path: Path, *, columns: Mapping[str, str] | None = None, id_te
     item_cols = _item_columns(present, cols, out_col)
     outputs: dict[str, str] = {}
     own_items: dict[str, dict] = {}
+    left_out: dict[str, list[str]] = {}
+    lines = _record_lines(path)
     for n, rec in enumerate(recs, 1):
+        where = f"{path}:{lines[n - 1]}" if lines and len(lines) == len(recs) else f"{path}: record {n}"
+        if UNREADABLE in rec:
+            left_out.setdefault("values nested too deep to read", []).append(where)
+            continue
         try:
             key = id_template.format(**rec) if id_template else rec[id_col]
         except KeyError as exc:
-            raise InputError(f"{path}: record {n}: no column {exc.args[0]!r} for the id "
-                             f"({'id_template ' + repr(id_template) if id_template else 'columns.id'}); "
-                             f"have {sorted(rec)}") from None
+            left_out.setdefault(f"no column {exc.args[0]!r} for the id ("
+                                f"{'id_template ' + repr(id_template) if id_template else 'columns.id'})",
+                                []).append(where)
+            continue
         if out_col not in rec:
-            raise InputError(f"{path}: record {n}: no output column {out_col!r}; have {sorted(rec)}")
+            left_out.setdefault(f"no output column {out_col!r}", []).append(where)
+            continue
         key = str(key)
         if pattern is not None:
             m = pattern.search(key)
@@ -258,9 +271,23 @@ def read_imported(path: Path, *, columns: Mapping[str, str] | None = None, id_te
     if unread:
         log.warning("%s: %d of %d records left out: id_pattern %r does not match their id", path, unread, len(recs),
                     id_pattern)
+    for reason, where in left_out.items():
+        log.warning("%d of %d records left out: %s (%s)", len(where), len(recs), reason,
+                    ", ".join(where[:5]) + (", ..." if len(where) > 5 else ""))
+    if recs and not outputs and left_out:
+        raise InputError(f"{path}: no record can be read as an output: " + "; ".join(
+            f"{reason} ({where[0]}{', ...' if len(where) > 1 else ''})" for reason, where in left_out.items()))
     models_answer = AMBIGUOUS_ANSWER in present and item_cols.get("answer") != AMBIGUOUS_ANSWER
     return ImportedFile(outputs, own_items, unread, item_cols, out_col, models_answer,
-                        _reading(path, cols, out_col, item_cols, models_answer))
+                        _reading(path, cols, out_col, item_cols, models_answer), left_out)
+
+
+def _record_lines(path: Path) -> list[int] | None:
+    """The line number of each record of a JSON Lines file (blank lines hold none); None for other formats."""
+    if not Path(path).is_file() or not str(path).lower().endswith(".jsonl"):
+        return None
+    with open(path, "rb") as fh:
+        return [n for n, line in enumerate(fh, 1) if line.strip()]
 
 
 @register_backend(BACKEND)
@@ -297,7 +324,8 @@ class ImportedOutputs(Model):
 
     def provenance(self) -> dict[str, Any]:
         return {"imported_from": str(self.path), "imported_outputs": len(self.outputs),
-                "records_unread": self.unread, "item_columns": self.file.item_columns, "items_from": self.items_from}
+                "records_unread": self.unread, "records_left_out": {r: len(w) for r, w in self.file.left_out.items()},
+                "item_columns": self.file.item_columns, "items_from": self.items_from}
 
     def close(self) -> None:
         if self.without_output:

@@ -250,6 +250,11 @@ class OpenAICompatible(Model):
         if r.status_code >= 400:
             hint = f" (is ${self._key_env} set to a valid key?)" if r.status_code in (401, 403) else ""
             raise RuntimeError(f"HTTP {r.status_code}{hint}: {self._body(data)}")
+        if not 200 <= r.status_code < 300:  # a redirect's body is no completion, whatever it holds
+            where = r.headers.get("location")
+            hint = (f" (redirect to {self._redact.excerpt(where, _ERR_BODY_CHARS)}, not followed: set params.base_url "
+                    f"to the server's own address)" if 300 <= r.status_code < 400 and where else "")
+            raise RuntimeError(f"HTTP {r.status_code}{hint}: not a completion: {self._body(data)}")
         try:
             return json.loads(data)
         except ValueError:

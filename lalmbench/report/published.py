@@ -8,6 +8,8 @@ with its Wilson interval over ``n_official`` items, and ``value`` (lalm-bench's 
 interval all.tsv gives. ``difference`` is published minus ``value_official``, with the interval
 the official value's gives it, and ``flag`` says ``outside`` when the published number lies outside
 that interval: the outputs, scored the way the benchmark says, do not give the published number.
+``flags`` carries the run's all.tsv flags (outputs made on another version of their items, scored on
+their own items, outputs missing), so a number is never quoted here without them.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from lalmbench.core.stats import wilson_interval
 
 COLUMNS = ["benchmark", "entry", "model", "model_key", "released_by", "dataset", "published", "published_entry",
            "published_source", "value_official", "official_ci_low", "official_ci_high", "n_official", "value",
-           "ci_low", "ci_high", "n", "difference", "difference_ci_low", "difference_ci_high", "flag", "outputs"]
+           "ci_low", "ci_high", "n", "difference", "difference_ci_low", "difference_ci_high", "flag", "flags", "outputs"]
 #: what ``flag`` says, besides inside/outside
 NO_OFFICIAL = "no official value"
 NO_PUBLISHED = "no published number"
@@ -63,6 +65,10 @@ def _num(v) -> float:
     return f
 
 
+def _text(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+
 def _result_row(table: pd.DataFrame, model_key: str, datasets: Iterable[str]) -> pd.Series | None:
     """The all.tsv row of ``model_key`` on the benchmark's datasets (accuracy, the audio condition);
     None when the model has none; an error when several runs would answer."""
@@ -79,14 +85,26 @@ def _result_row(table: pd.DataFrame, model_key: str, datasets: Iterable[str]) ->
     return rows.iloc[0]
 
 
-def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str]) -> pd.DataFrame:
-    """The published-vs-ours table of one benchmark (columns :data:`COLUMNS`, values in percent)."""
+def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str],
+                    files: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The published-vs-ours table of one benchmark (columns :data:`COLUMNS`, values in percent).
+    ``files``: model_key -> the imported file the config scores for it; a released entry's row cites
+    its pinned release only when that file is the release as ``ledger fetch`` wrote it
+    (:func:`lalmbench.data.ledger.release_problem`), else ``outputs`` and ``flags`` say what was scored."""
+    from lalmbench.data.ledger import release_problem
+
     datasets = list(datasets)
+    files = dict(files or {})
     out = []
     for pair in ledger_pairs(ledger):
         pub = pair["published_entry"]
+        outputs, not_release = pair["outputs"], None
+        if pair["released_by"] != "run here" and pair["model_key"] in files:
+            not_release = release_problem(files[pair["model_key"]], pair["entry"])
+            if not_release:
+                outputs = f"{files[pair['model_key']]} (not the release {pair['outputs']})"
         row = {"benchmark": ledger["benchmark"], "entry": pair["entry"], "model": pair["model"],
-               "model_key": pair["model_key"], "released_by": pair["released_by"], "outputs": pair["outputs"],
+               "model_key": pair["model_key"], "released_by": pair["released_by"], "outputs": outputs,
                "published": pub["value"] if pub else math.nan, "published_entry": pub["id"] if pub else "",
                "published_source": source_text(pub["source"]) if pub else ""}
         res = _result_row(table, pair["model_key"], datasets)
@@ -96,6 +114,10 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
             row["value"], row["ci_low"], row["ci_high"] = (100 * _num(res[c]) for c in ("value", "ci_low", "ci_high"))
             row["n"] = _num(res["n"])
             vo, no = _num(res.get("value_official")), _num(res.get("n_official"))
+            row["flags"] = _text(res.get("flags"))  # all.tsv's flags of the run (revision drift, missing outputs)
+        if not_release:
+            row["flags"] = "; ".join(f for f in (row.get("flags", ""), f"scored file is not the release: {not_release}")
+                                     if f)
         if not math.isnan(vo) and not 0.0 <= vo <= 1.0:
             raise InputError(f"all.tsv: model {pair['model_key']!r}: value_official {vo} is not a proportion; a "
                              f"ledger compares accuracies")
@@ -120,7 +142,8 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
     return df
 
 
-def write_published(all_tsv: str, ledger_path: str, datasets: Iterable[str], *, tsv: str, png: str, svg: str) -> pd.DataFrame:
+def write_published(all_tsv: str, ledger_path: str, datasets: Iterable[str], *, tsv: str, png: str, svg: str,
+                    files: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Rule published_table: read all.tsv and the ledger, write the table and its figure."""
     from lalmbench.core import io
     from lalmbench.data.ledger import load_ledger
@@ -128,7 +151,7 @@ def write_published(all_tsv: str, ledger_path: str, datasets: Iterable[str], *, 
     from lalmbench.report.plots.style import save
 
     table = pd.read_csv(all_tsv, sep="\t", keep_default_na=False, na_values=[""])
-    df = published_table(table, load_ledger(ledger_path), datasets)
+    df = published_table(table, load_ledger(ledger_path), datasets, files)
     io.write_tsv(tsv, df)
     save(plot_published(df), png, svg)
     return df

@@ -55,9 +55,22 @@ def _same_choices(own: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
     reader kept it (blank and repeated entries are part of what the official rules read), else the
     options."""
     published = (item.get("published") or {}).get("choices")
-    if published is not None:
-        return [_norm(c) for c in own.get("choices") or []] == [_norm(c) for c in published]
-    return [_norm(c) for c in _choices(own)] == [_norm(o.get("text", "")) for o in item.get("options") or []]
+    if published is None:  # the file's list is the options: a blank or repeated own entry is another list
+        published = [o.get("text", "") for o in item.get("options") or []]
+    return [_norm(c) for c in own.get("choices") or []] == [_norm(c) for c in published]
+
+
+def malformed_choices(own: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
+    """Whether an output's own choice list has a blank or repeated entry that the item's list (as the
+    benchmark's file holds it) does not: the official rules would read letters against a list no
+    file of ours lists."""
+    def odd(choices: list) -> tuple[int, int]:
+        texts = [_norm(c) for c in choices]
+        return sum(not t for t in texts), len([t for t in texts if t]) - len({t for t in texts if t})
+    published = (item.get("published") or {}).get("choices")
+    ours = published if published is not None else [o.get("text", "") for o in item.get("options") or []]
+    mine = odd(list(own.get("choices") or []))
+    return any(mine) and mine != odd(list(ours))
 
 
 def differences(own: Mapping[str, Any], item: Mapping[str, Any]) -> list[str]:
@@ -94,17 +107,20 @@ def compare(own_items: Mapping[str, Mapping], items: Iterable[Mapping], output_i
     carried = sorted({f for own in own_items.values() for f in own}, key=FIELDS.index)
     by_field = {f: 0 for f in carried}
     differ: dict[str, list[str]] = {}
-    compared = 0
+    compared, malformed = 0, []
     for i, own in own_items.items():
         if i not in by_id:
             continue
         compared += 1
+        if malformed_choices(own, by_id[i]):
+            malformed.append(i)
         if diff := differences(own, by_id[i]):
             differ[i] = diff
             for f in diff:
                 by_field[f] += 1
     return {"outputs": len(output_ids), "carried": carried, "compared": compared, "differ": len(differ),
             "by_field": by_field, "not_in_items": len(gone), "examples": dict(list(differ.items())[:20]),
+            "malformed_choices": len(malformed), "malformed_choices_examples": malformed[:20],
             "not_in_items_examples": gone[:20]}
 
 
@@ -122,6 +138,9 @@ def flag(summary: Mapping, *, items_from: str = "items", answer_is_models: bool 
         fields = ", ".join(f"{f} {n:,}" for f, n in summary["by_field"].items() if n)
         parts.append(f"{summary['differ']:,} of {summary['outputs']:,} outputs were made on a different version "
                      f"of the item: {fields}")
+    if summary.get("malformed_choices"):
+        parts.append(f"{summary['malformed_choices']:,} outputs' own choice lists have a blank or repeated entry "
+                     f"(e.g. {summary['malformed_choices_examples'][0]})")
     if summary.get("not_in_items"):
         parts.append(f"{summary['not_in_items']:,} ids not in the items")
     if not parts:

@@ -194,3 +194,42 @@ def test_a_corrupt_file_exits_2_naming_it(folder_a, tmp_path, capsys, rel):
     bad.write_bytes(b"not parquet")
     assert replicate.main([str(folder_a), str(b)]) == 2
     assert f"{bad}: not a readable parquet file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rel", [f"predictions/{RUNS[0].model}/synth/po/audio/p.parquet", "all.tsv"])
+def test_a_fifo_named_like_a_results_file_exits_2_naming_it(folder_a, tmp_path, capsys, rel):
+    import os
+    b = tmp_path / "results"
+    shutil.copytree(folder_a, b)
+    fifo = b / rel
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    assert replicate.main([str(folder_a), str(b)]) == 2  # returns: nothing opens the FIFO
+    assert f"{fifo}: not a regular file" in capsys.readouterr().err
+
+
+def test_an_all_tsv_without_key_columns_is_refused_on_its_header(folder_a, tmp_path, capsys, monkeypatch):
+    b = tmp_path / "results"
+    shutil.copytree(folder_a, b)
+    (b / "all.tsv").write_text("x\ty\n" + "1\t2\n" * 1000)
+    real = pd.read_csv
+    monkeypatch.setattr(pd, "read_csv", lambda path, *a, **k: pytest.fail("the whole file was read")
+                        if Path(path).parent == b else real(path, *a, **k))
+    assert replicate.main([str(folder_a), str(b)]) == 2
+    assert f"{b / 'all.tsv'}: no column(s) {replicate.ALL_TSV_KEYS}: not a lalmbench all.tsv" in capsys.readouterr().err
+
+
+class FormulaOutput(RandomBaseline):
+    def generate(self, batch):
+        return [ModelOutput(raw_output="=cmd|' /C calc'!A0") if x.id == FLIPPED else o
+                for x, o in zip(batch, super().generate(batch))]
+
+
+def test_the_tsv_writes_formula_like_cells_inert(folder_a, items, tmp_path, capsys):
+    b = build(tmp_path / "b", items, model_cls=FormulaOutput)
+    rc, out, tsv, report = check(folder_a, b, tmp_path, capsys)
+    assert rc == 1
+    raw = tsv[tsv.field == "raw_output"]
+    assert set(raw.b) == {"'=cmd|' /C calc'!A0"}
+    assert not any(v.startswith(("=", "+", "@")) for v in tsv.values.ravel())
+    assert report["runs"][0]["items"][0]["b"] == "=cmd|' /C calc'!A0"  # the JSON keeps the exact text

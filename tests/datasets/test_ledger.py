@@ -187,3 +187,91 @@ def test_without_a_clone_a_folder_is_listed_by_githubs_tree_api(tmp_path, monkey
     tree["truncated"] = True
     with pytest.raises(InputError, match="listing of the repository is truncated; read it from a clone"):
         fetch_items({"sakura": sakura}, tmp_path / "t")
+
+
+def test_a_source_path_that_leaves_its_repository_is_refused_before_any_fetch(tmp_path, monkeypatch, capsys):
+    """items.path with '..' over https would be written outside --out (the git-mirror route refuses it
+    too): the ledger is invalid, named, and nothing is fetched or written."""
+    monkeypatch.setattr(ledger_module, "_url", lambda *a: pytest.fail("fetched"))
+    data = toy()
+    data["items"] = {"repo": "lab/mmau", "commit": "a" * 40, "path": "../../escaped.json"}
+    with pytest.raises(InputError, match=r"toy.yaml: items: path '../../escaped.json' leaves its repository"):
+        validate_ledger(data, "toy.yaml")
+    data = toy()
+    data["released"][0]["outputs"][0]["path"] = "outs/../../x.json"
+    with pytest.raises(InputError, match=r"released/0/outputs/0: path 'outs/../../x.json' leaves its repository"):
+        validate_ledger(data, "toy.yaml")
+    raw = {**toy(), "items": {"repo": "lab/mmau", "commit": "a" * 40, "path": "../../escaped.json"}}
+    out = tmp_path / "deep" / "out"
+    with pytest.raises(InputError, match="items path '../../escaped.json' leaves"):
+        fetch_items({"toy": raw}, out)
+    assert not list(tmp_path.rglob("escaped.json"))
+    ledgers = tmp_path / "ledgers"
+    ledgers.mkdir()
+    (ledgers / "toy.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(SystemExit) as exc:
+        main(["--ledger-dir", str(ledgers), "fetch", "--out", str(out)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{ledgers / 'toy.yaml'}: items: path '../../escaped.json' leaves its repository" in err
+    assert "Traceback" not in err
+
+
+def test_check_and_fetch_errors_name_the_file_without_a_traceback(tmp_path, monkeypatch, capsys):
+    ledgers = tmp_path / "ledgers"
+    ledgers.mkdir()
+    (ledgers / "toy.yaml").write_bytes(TOY.read_bytes().replace(b"benchmark:", b"# caf\xe9\nbenchmark:", 1))
+    with pytest.raises(SystemExit) as exc:
+        main(["--ledger-dir", str(ledgers), "check"])
+    assert exc.value.code == 2
+    assert f"ledger: {ledgers / 'toy.yaml'}: not UTF-8 text" in capsys.readouterr().err
+    bad = toy()
+    bad["published"][0]["value"] = 166.0
+    (ledgers / "toy.yaml").write_text(yaml.safe_dump(bad))
+    with pytest.raises(SystemExit) as exc:
+        main(["--ledger-dir", str(ledgers), "check"])
+    assert exc.value.code == 2 and f"ledger: {ledgers / 'toy.yaml'}: published/0/value" in capsys.readouterr().err
+    # a digest mismatch at fetch time
+    body = b'[{"id": "q1", "prediction": "Man"}]'
+    good = toy()
+    good["released"] = [{**good["released"][0], "outputs": [{"repo": "example/alpha", "commit": "b" * 40,
+                                                              "path": "out.json", "sha256": "0" * 64}]}]
+    (ledgers / "toy.yaml").write_text(yaml.safe_dump(good))
+    monkeypatch.setattr(ledger_module, "_url", lambda *a: body)
+    with pytest.raises(SystemExit) as exc:
+        main(["--ledger-dir", str(ledgers), "fetch", "--out", str(tmp_path / "out"), "--no-items"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err
+    assert "ledger: example/alpha@bbbbbbbbbb:out.json: sha256 " in err and "differs from the ledger's 000" in err
+
+
+def test_a_repeated_join_id_and_an_item_path_two_items_share_are_left_out_and_counted():
+    """Two manifest records with one id, or two items on one audio path (./a.wav, a.wav): no output is
+    assigned to either silently; each is left out under its reason."""
+    from lalmbench.data.ledger import lookup_table
+
+    manifest = {"m_0": None, "m_1": {"id": "m_1", "audio_path": "b.wav"}}  # m_0 appeared twice
+    read = {"output": "o", "join": {"sources": []}, "item_id": {"template": "{join.audio_path}"}}
+    rows, left = normalise([{"id": "m_0", "o": "A"}, {"id": "m_1", "o": "B"}], read, joined=manifest)
+    assert [r["id"] for r in rows] == ["b.wav"] and left == {"join_id_repeated": 1}
+    table = lookup_table([{"id": "one", "audio": "./a.wav"}, {"id": "two", "audio": "a.wav"},
+                          {"id": "three", "audio": "c.wav"}, {"id": "three", "audio": "./c.wav"}], "audio")
+    assert table == {"a.wav": None, "c.wav": "three"}
+    read = {"output": "o", "item_id": {"template": "{path}", "lookup": "audio"}}
+    rows, left = normalise([{"id": "x", "path": "a.wav", "o": "A"}, {"id": "y", "path": "./c.wav", "o": "C"}],
+                           read, lookup=table)
+    assert [r["id"] for r in rows] == ["three"] and left == {"item_field_shared": 1}
+
+
+def test_released_records_leave_out_outputs_whose_join_id_repeats(tmp_path, monkeypatch):
+    from lalmbench.data.ledger import released_records
+
+    files = {"manifest.jsonl": b'{"id": "m_0", "p": "a"}\n{"id": "m_0", "p": "b"}\n{"id": "m_1", "p": "c"}\n',
+             "out.jsonl": b'{"id": "m_0", "o": "A"}\n{"id": "m_1", "o": "B"}\n'}
+    monkeypatch.setattr(ledger_module, "_url", lambda url, timeout: files[url.rsplit("/", 1)[1]])
+    src = {"repo": "lab/x", "commit": "c" * 40}
+    entry = {"id": "e", "outputs": [{**src, "path": "out.jsonl"}],
+             "read": {"output": "o", "join": {"sources": [{**src, "path": "manifest.jsonl"}]},
+                      "item_id": {"template": "{join.p}"}}}
+    rows, left = released_records(entry)
+    assert [(r["id"], r["raw_output"]) for r in rows] == [("c", "B")] and left == {"join_id_repeated": 1}

@@ -118,7 +118,8 @@ def test_columns_id_template_and_id_pattern_map_the_files_ids(tmp_path):
     ('{"id": "a", "text": "A"}\n', r"no output column \(tried raw_output, output, response, prediction, pred; "
                                    r"have \['id', 'text'\]\); set params.columns.raw_output"),
     ('{"id": "a", "pred": "A"}\n{"id": "a", "pred": "B"}\n', r"record 2: id 'a' appears twice"),
-    ('{"id": "a", "pred": "A"}\n{"key": "b", "pred": "B"}\n', r"record 2: no column 'id' for the id \(columns.id\)"),
+    ('{"key": "b", "pred": "B"}\n', r"no record can be read as an output: no column 'id' for the id \(columns.id\) "
+                                    r"\(.*out.jsonl:1\)"),
 ])
 def test_unusable_files_are_errors_naming_file_and_record(tmp_path, text, message):
     f = tmp_path / "out.jsonl"
@@ -218,3 +219,28 @@ def test_answer_is_the_gold_only_beside_the_full_item_and_the_output_when_alone(
     got = read_imported(alone)
     assert (got.output_column, got.outputs, got.item_columns) == ("answer", {"a": "B"}, {})
     assert "column 'answer' read as the model's answer, not the item's gold (it is the output column" in got.reading
+
+
+def test_unreadable_records_are_left_out_counted_and_named_by_line(tmp_path, caplog):
+    """One line nested 1e5 deep, one without the output column (a CUDA OOM), one without an id: each
+    is left out and named file:line with its reason; the other outputs are read."""
+    f = tmp_path / "out.jsonl"
+    f.write_text('{"id": "a", "pred": "A"}\n\n'
+                 + '{"id": "deep", "pred": ' + "[" * 100_000 + "]" * 100_000 + '}\n'
+                 + '{"id": "oom", "error": "CUDA OOM"}\n'
+                 + '{"pred": "C"}\n'
+                 + '{"id": "b", "pred": "B"}\n')
+    caplog.set_level(logging.WARNING)
+    model = load_model("imp", _entry(f))
+    try:
+        assert model.outputs == {"a": "A", "b": "B"}
+        assert model.file.left_out == {"values nested too deep to read": [f"{f}:3"],
+                                       "no output column 'pred'": [f"{f}:4"],
+                                       "no column 'id' for the id (columns.id)": [f"{f}:5"]}
+        assert model.provenance()["records_left_out"] == {"values nested too deep to read": 1,
+                                                          "no output column 'pred'": 1,
+                                                          "no column 'id' for the id (columns.id)": 1}
+    finally:
+        model.close()
+    assert f"1 of 5 records left out: no output column 'pred' ({f}:4)" in caplog.text
+    assert f"1 of 5 records left out: values nested too deep to read ({f}:3)" in caplog.text

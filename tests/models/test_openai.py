@@ -299,3 +299,19 @@ def test_every_text_field_of_a_response_is_scrubbed(server, key):
     assert (out.raw_output, out.input_tokens, out.output_tokens) == ("A Bearer ***", 5, 2)
     assert out.extra == {"attempts": 1, "finish_reason": "Bearer ***", "served_model": "m-Bearer ***",
                          "key_redacted": True}
+
+
+@pytest.mark.parametrize("status", [302, 307, 204])
+def test_a_non_2xx_answer_carrying_a_completion_body_is_an_error_not_an_answer(server, key, status):
+    """A server (or proxy) answering 302 with a completion-shaped body: the body is no answer."""
+    completion = {"model": "fake/audio-lm", "choices": [{"index": 0, "finish_reason": "stop",
+                                                          "message": {"role": "assistant", "content": "A"}}]}
+    server.fail_first = [(status, {"Location": "http://127.0.0.1:9/v1/chat/completions"})]
+    server.fail_body = lambda auth: completion
+    model = load_model("m", _cfg(server))
+    (out,) = model.generate([_inp("a")])
+    model.close()
+    assert out.raw_output is None and len(server.requests) == 1
+    assert out.error.startswith(f"RuntimeError: HTTP {status}")
+    if status != 204:
+        assert "redirect to http://127.0.0.1:9/v1/chat/completions, not followed" in out.error

@@ -19,7 +19,7 @@ def test_each_field_is_compared_as_the_reader_keeps_it():
     item = _item("a")
     assert differences({"question": " Which  animal? ", "choices": ["dog", "cat", "cow"], "answer": "cat"}, item) == []
     assert differences({"answer": "B"}, item) == []                                 # a gold letter (TACoBeLAL)
-    assert differences({"choices": ["dog", "cat", "cat", "cow"]}, item) == []       # MMAU lists some twice
+    assert differences({"choices": ["dog", "cat", "cat", "cow"]}, item) == ["choices"]  # our file lists it once
     assert differences({"question": "Which animal is it?", "choices": ["cat", "dog", "cow"], "answer": "dog"},
                        item) == ["question", "choices", "answer"]
     assert differences({"question": "which animal?"}, item) == ["question"]          # a corrected typo counts
@@ -123,3 +123,31 @@ def test_real_released_outputs_match_the_items_they_answer():
     items[0] = dict(items[0], question=items[0]["question"].replace("energetic", "enthusiastic"))
     assert flag(compare(af3.own_items, items, af3.outputs)) == (
         "1 of 5 outputs were made on a different version of the item: question 1")
+
+
+def test_an_own_choice_list_with_a_repeated_or_blank_entry_is_another_version_and_flagged():
+    """The output was made on [cat, dog, dog, bird, cow] (or a list with a blank), our file lists
+    cat/dog/bird/cow: the official rules would read its letter against a list no file of ours holds,
+    so the item is counted as another version and the flag names the malformed lists."""
+    from lalmbench.scoring.official import air_bench_foundation, mmsu_accuracy
+
+    opts = [{"label": lab, "text": t} for lab, t in zip("ABCD", ["cat", "dog", "bird", "cow"])]
+    ours = _item("r", options=opts, answer="B")
+    repeated = {"choices": ["cat", "dog", "dog", "bird", "cow"], "answer": "dog"}
+    blank = {"choices": ["cat", "", "dog", "bird"], "answer": "dog"}
+    assert differences(repeated, ours) == ["choices"] and differences(blank, ours) == ["choices"]
+    for own, what in ((repeated, "MMSU"), (blank, "AIR-Bench")):
+        s = compare({"r": own}, [ours], ["r"])
+        assert (s["differ"], s["by_field"]["choices"], s["malformed_choices"]) == (1, 1, 1), what
+        assert flag(s, items_from="predictions") == (
+            "1 of 1 outputs were made on a different version of the item: choices 1; 1 outputs' own choice lists "
+            "have a blank or repeated entry (e.g. r); scored against the outputs' own items (items_from: predictions)")
+    preds = pd.DataFrame({"id": ["r"], "raw_output": ["C"], "extra": [json.dumps({"own_item": repeated})],
+                          "backend_info": [json.dumps({"items_from": "predictions"})]})
+    scored, diffs, _ = for_run([ours], preds)
+    assert diffs == {"r": "choices"}
+    assert mmsu_accuracy(scored, ["C"], {})[0].reason == "choices as published (a repeated choice kept)"
+    preds["extra"] = json.dumps({"own_item": blank})
+    scored, diffs, _ = for_run([ours], preds)
+    assert diffs == {"r": "choices"}
+    assert air_bench_foundation(scored, ["C"], {})[0].reason == "choices as published (a blank choice kept)"

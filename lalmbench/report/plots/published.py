@@ -1,6 +1,8 @@
 """Published numbers beside the official rule and lalm-bench's rule on released outputs (one row each)."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -32,8 +34,11 @@ def plot_published(df: pd.DataFrame):
     ok = np.isfinite(pub)
     if ok.any():
         ax.scatter(pub[ok], y[ok], marker="D", s=30, color="black", zorder=3, label="published")
+    flags = [_text(f) for f in (rows["flags"] if "flags" in rows else [""] * len(rows))]
+    marks = {k: f"[{n}]" for n, k in enumerate((k for k, f in enumerate(flags) if f), 1)}
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{m} ({e.split('@')[-1]})" for m, e in zip(rows["model"], rows["entry"])], fontsize=8)
+    ax.set_yticklabels([f"{m} ({e.split('@')[-1]})" + (f" {marks[k]}" if k in marks else "")
+                        for k, (m, e) in enumerate(zip(rows["model"], rows["entry"]))], fontsize=8)
     for tick, flag in zip(ax.get_yticklabels(), rows["flag"]):
         if flag == "outside":
             tick.set_color("tab:red")
@@ -44,4 +49,11 @@ def plot_published(df: pd.DataFrame):
     ax.grid(axis="x", alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()  # below the figure: never over a row or the axis label
     fig.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False)
+    if marks:  # all.tsv's flags of the flagged rows, under the legend: the figure never drops them
+        notes = "\n".join(textwrap.fill(f"{marks[k]} {flags[k]}", 140) for k in marks)
+        fig.text(0.02, -0.08, notes, fontsize=6, va="top", ha="left")
     return fig
+
+
+def _text(v) -> str:
+    return "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
