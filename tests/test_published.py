@@ -123,7 +123,9 @@ def test_rule_published_table_reads_the_runs_all_tsv(tmp_path):
     t = pd.read_csv(wd / "results" / "tables" / "published_toy.tsv", sep="\t").set_index("entry")
     row = t.loc["alpha@authors"]
     assert row["model_key"] == "toy-released" and row["dataset"] == "synth-trivial"
-    assert row["value"] == pytest.approx(75.0) and row["n"] == 8                  # 6 of 8 answered, right
+    # 6 of 8 items have an output, all right: the 2 without one are left out (missing: leave-out) and flagged
+    assert row["value"] == pytest.approx(100.0) and row["n"] == 6
+    assert "2 of 8 items have no output in" in row["flags"]
     assert row["flag"] == "no official value"                     # synth_trivial names no official rule
     assert (wd / "results" / "figures" / "published_toy.png").exists()
     shutil.rmtree(wd / "results", ignore_errors=True)
