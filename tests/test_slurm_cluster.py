@@ -1,6 +1,11 @@
 """The cluster path on a real single-node SLURM (tests/slurm/cluster.sh: munged, slurmctld and slurmd from
 Debian's slurm-wlm and munge packages, accounting off, partitions `cpu` and `gpu` from
-profiles/slurm/partitions.yaml, GPUs that are links to /dev/null).
+profiles/slurm/partitions.yaml, GPUs that are links to /dev/null, the node's CPUs the machine's).
+
+The default study runs on two clusters that differ in their CPU binding only: `TaskPlugin=task/affinity` (each
+job bound to its CPUs, as cgroups do) and `task/none` (Slurm's default: nothing bound, every process of a job
+sees the whole node). Both must finish with a local run's all.tsv, every job step within its sbatch's CPUs.
+The GPU and cancelled-job studies run on the task/affinity cluster.
 
 Each study runs the exact command users type, `snakemake --profile slurm results/all.tsv` from the project's
 .venv, on a throwaway copy with the profile as shipped; what every sbatch job asked for is read back from
@@ -18,6 +23,7 @@ import yaml
 
 from lalmbench.workflow.config import iter_runs, validate_config
 from tests.slurm.harness import INSTALL, Cluster, group_of, mem_mb, minutes, missing_binaries
+from tests.slurm.slurm_conf import TASK_PLUGINS
 from tests.test_slurm_profile import CONFIG as FAKE_SLURM_CONFIG
 from tests.workflow import ROOT, copy_workflow, snakemake
 
@@ -60,14 +66,28 @@ def hf_gpu_study(qwen2_audio: Path, af3: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def clusters(tmp_path_factory):
+    """clusters(task_plugin): the module's cluster with that CPU binding, started on first use; all stopped
+    at the module's end."""
     if missing := missing_binaries():
         pytest.skip(f"no SLURM on this machine (missing {' '.join(missing)}): {INSTALL}")
-    c = Cluster.up(tmp_path_factory.mktemp("slurm"))
+    started: dict[str, Cluster] = {}
+
+    def get(task_plugin: str) -> Cluster:
+        if task_plugin not in started:
+            started[task_plugin] = Cluster.up(tmp_path_factory.mktemp("slurm"), task_plugin)
+        return started[task_plugin]
+
     try:
-        yield c
+        yield get
     finally:
-        c.down()
+        for c in started.values():
+            c.down()
+
+
+@pytest.fixture(scope="module")
+def cluster(clusters):
+    return clusters("task/affinity")
 
 
 def run_exact(cluster: Cluster, wd: Path, **kw) -> dict:
@@ -135,15 +155,25 @@ def assert_requests_follow_the_model_entries(wd: Path, rows: list[dict]) -> None
 
 
 @pytest.fixture(scope="module")
-def default_study(cluster, tmp_path_factory):
+def local_default_study(tmp_path_factory):
+    """The default study run locally (--cores 2): the all.tsv every cluster's run must reproduce."""
+    wd = study_copy(tmp_path_factory.mktemp("default-study-local"))
+    snakemake(wd, "results/all.tsv")
+    return wd
+
+
+@pytest.fixture(scope="module", params=TASK_PLUGINS)
+def default_study(request, clusters, tmp_path_factory):
     wd = study_copy(tmp_path_factory.mktemp("default-study"))
-    return run_exact(cluster, wd)
+    return run_exact(clusters(request.param), wd)
 
 
-def test_the_default_study_finishes_on_slurm_without_accounting(default_study, record_property):
+def test_the_default_study_finishes_on_slurm_without_accounting(default_study, local_default_study,
+                                                                record_property):
     wd = default_study["wd"]
     rows = job_table(default_study)
     record_property("wall_s", round(default_study["wall_s"]))
+    record_property("load_avg", default_study["load"])
     record_property("jobs", rows)
     # one job per dataset's builds, per model and dataset, plus the listening checks and the aggregate
     groups = sorted(r["group"] for r in rows)
@@ -159,6 +189,19 @@ def test_the_default_study_finishes_on_slurm_without_accounting(default_study, r
     acc = df[df.metric == "accuracy"]
     assert sorted(zip(acc.model, acc.dataset, acc.task, acc.condition, acc.prompt)) == sorted(
         (r.model, r.dataset, r.task, r.condition, r.prompt) for r in iter_runs(cfg))
+    assert (wd / "results" / "all.tsv").read_bytes() == (local_default_study / "results" / "all.tsv").read_bytes()
+
+
+def test_each_default_study_step_fits_in_its_sbatch_request(default_study):
+    """The job step each sbatch job starts (`srun` of the executor plugin's job step) asks for no more CPUs
+    than the job was given, whether or not the cluster binds jobs to their CPUs: on an unbound node
+    Snakemake's `--cores all` inside the job sees every CPU of the node."""
+    jobs, steps = default_study["jobs"], default_study["steps"]
+    for job_id, job in jobs.items():
+        own = {k: v for k, v in steps.items() if k.split(".", 1)[0] == job_id and not k.endswith(".batch")}
+        assert own, f"job {job_id} ({group_of(job)}): no job step seen running"
+        for step_id, step in own.items():
+            assert 1 <= int(step["CPUs"]) <= int(job["NumCPUs"]), (step_id, step["CPUs"], job["NumCPUs"])
 
 
 def test_each_default_study_job_asks_for_its_heaviest_job_not_the_sum(default_study):
