@@ -162,7 +162,7 @@ def local_default_study(tmp_path_factory):
     return wd
 
 
-@pytest.fixture(scope="module", params=TASK_PLUGINS)
+@pytest.fixture(scope="module", params=TASK_PLUGINS, ids=lambda plugin: plugin.replace("/", "-"))
 def default_study(request, clusters, tmp_path_factory):
     wd = study_copy(tmp_path_factory.mktemp("default-study"))
     return run_exact(clusters(request.param), wd)
