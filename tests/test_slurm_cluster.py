@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from lalmbench.workflow import rulegrid
 from lalmbench.workflow.config import iter_runs, validate_config
 from tests.slurm.harness import INSTALL, Cluster, group_of, mem_mb, minutes, missing_binaries
 from tests.slurm.slurm_conf import TASK_PLUGINS
@@ -112,10 +113,22 @@ def resolved_models(wd: Path) -> dict:
     return cfg["models"]
 
 
-def run_files(wd: Path, model: str, dataset: str) -> int:
-    """Predictions files of one model and dataset: each was one infer and one score job of its group."""
-    return sum(len(list((wd / "results" / base / model / dataset).rglob("*.parquet")))
-               for base in ("predictions", "sweeps/circular/predictions"))
+# rules/runs.smk: the runtime of the one job that writes a model's batched runs of a dataset (run_jobs: per-dataset)
+RUNS_JOB_MINUTES = 30
+
+
+def run_files(wd: Path, model: str, dataset: str) -> tuple[int, int]:
+    """(batched, own) predictions files of one model and dataset: with run_jobs: per-dataset the main runs of
+    the MCQ tasks scored in the core env were written by one job of the group; every other file (sweeps,
+    other tasks, or all under per-run) by one infer and one score job."""
+    cfg = yaml.safe_load((wd / "config" / "config.yaml").read_text())
+    validate_config(cfg, ROOT / "config" / "schema.yaml", ROOT)
+    batched_tasks = set(rulegrid.mcq_tasks_scored_in(cfg, "core")) if cfg["run_jobs"] == "per-dataset" else set()
+    main = list((wd / "results" / "predictions" / model / dataset).rglob("*.parquet"))
+    batched = sum(f.relative_to(wd / "results" / "predictions" / model / dataset).parts[0] in batched_tasks
+                  for f in main)
+    sweeps = len(list((wd / "results" / "sweeps" / "circular" / "predictions" / model / dataset).rglob("*.parquet")))
+    return batched, len(main) - batched + sweeps
 
 
 def job_table(run: dict) -> list[dict]:
@@ -130,7 +143,8 @@ def job_table(run: dict) -> list[dict]:
 def assert_requests_follow_the_model_entries(wd: Path, rows: list[dict]) -> None:
     """Every job on the partition its kind belongs to, asking for no more than its heaviest job: a model's
     group its entry's CPUs (and GPUs), its memory or the run-file jobs' 2000 MB, and its runtime plus
-    RUN_FILE_MINUTES per infer and score job; other jobs 1 CPU and at most the data jobs' 4000 MB."""
+    RUNS_JOB_MINUTES for its batched runs' job and RUN_FILE_MINUTES per infer and score job; other jobs 1 CPU
+    and at most the data jobs' 4000 MB."""
     models = resolved_models(wd)
     for r in rows:
         name = r["group"]
@@ -147,8 +161,9 @@ def assert_requests_follow_the_model_entries(wd: Path, rows: list[dict]) -> None
             else:
                 assert (r["Partition"], r["TresPerJob"], r["NumCPUs"]) == ("cpu", "N/A", res["cpus"]), r
             assert r["MinMemoryNode"] == max(res["mem_mb"], RUN_FILE_JOB_MB), r
-            n = run_files(wd, model, dataset)
-            assert n > 0 and r["TimeLimit"] == res["runtime"] + RUN_FILE_MINUTES * 2 * n, (r, n)
+            batched, own = run_files(wd, model, dataset)
+            expected = res["runtime"] + (RUNS_JOB_MINUTES if batched else 0) + RUN_FILE_MINUTES * 2 * own
+            assert batched + own > 0 and r["TimeLimit"] == expected, (r, batched, own)
         else:
             assert (r["Partition"], r["TresPerJob"], r["NumCPUs"]) == ("cpu", "N/A", 1), r
             assert r["MinMemoryNode"] <= DATA_JOB_MB, r
