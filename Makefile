@@ -79,7 +79,7 @@ slurm-status:
 
 # The tests marked `slurm` (tests/test_slurm_cluster.py, tests/test_slurm_faults.py): each module starts its own
 # cluster in a temporary directory and runs the exact `snakemake --profile slurm results/all.tsv` on it (they skip
-# without the packages).
+# without the packages); the default study on two clusters, TaskPlugin=task/affinity and task/none (no CPU binding).
 test-slurm: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -m slurm tests/test_slurm_cluster.py tests/test_slurm_faults.py
 

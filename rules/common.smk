@@ -28,6 +28,7 @@ from lalmbench.workflow.rulegrid import Untracked
 from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
 from lalmbench.workflow.driver import executes, recover, register
+from lalmbench.workflow import job_limits
 
 
 CONFIG_FILES = [str(f) for f in workflow.config_settings.configfiles] or ["config/config.yaml"]
@@ -286,6 +287,15 @@ if SLURM_PROFILE:
         raise ConfigError(f"invalid config ({' + '.join(CONFIG_FILES)}) for the cluster: no partition fits\n  {_lines}\n"
                           f"Lower the model's resources, or describe your cluster's partitions "
                           f"(generate-slurm-partition-config -o {_partitions})")
+
+# Inside an sbatch job a group runs under what its sbatch asked for, whatever the cluster binds: the main process
+# hands on its local-scope --resources (the profile's group_slot: one job of a group at a time), and the job's
+# Snakemake and its srun step take them and the allocation's CPUs as their limits (lalmbench.workflow.job_limits).
+if workflow.is_main_process:
+    os.environ[job_limits.LIMITS_ENV] = job_limits.encode(job_limits.local_limits(
+        workflow.global_resources.unwrapped_items(), workflow.resource_scopes.is_local))
+else:
+    job_limits.constrain(workflow, os.environ)
 
 # A Snakemake killed mid-run (SIGKILL, a closed login session) leaves its lock, and under SLURM its jobs: the
 # next SLURM run of the same command cancels those jobs, removes the lock and goes on (lalmbench.workflow.driver).

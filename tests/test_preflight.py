@@ -105,3 +105,14 @@ def test_the_test_clusters_partitions_carry_the_profiles_limits(tmp_path):
     assert lines["PartitionName=gpu"].split()[2:5] == ["MaxTime=2880", "MaxMemPerNode=512000", "MaxCPUsPerNode=64"]
     assert "CPUs=2 RealMemory=512000 Gres=gpu:a100:4" in lines["NodeName=lalm-node"]
     assert gres == f"NodeName=lalm-node Name=gpu Type=a100 File={tmp_path}/dev/gpu[0-3]\n"
+
+
+@pytest.mark.parametrize("task_plugin", ["task/affinity", "task/none"])
+def test_the_test_clusters_cpu_binding_is_a_parameter(tmp_path, task_plugin):
+    from tests.slurm.slurm_conf import render
+
+    partitions = yaml.safe_load((ROOT / "profiles" / "slurm" / "partitions.yaml").read_text())["partitions"]
+    conf, _ = render(partitions, tmp_path, "host", "me", (6817, 6818), cpus=2, task_plugin=task_plugin)
+    assert [line for line in conf.splitlines() if line.startswith("TaskPlugin=")] == [f"TaskPlugin={task_plugin}"]
+    with pytest.raises(ValueError, match="task/cgroup"):
+        render(partitions, tmp_path, "host", "me", (6817, 6818), cpus=2, task_plugin="task/cgroup")

@@ -1,6 +1,11 @@
 """The cluster path on a real single-node SLURM (tests/slurm/cluster.sh: munged, slurmctld and slurmd from
 Debian's slurm-wlm and munge packages, accounting off, partitions `cpu` and `gpu` from
-profiles/slurm/partitions.yaml, GPUs that are links to /dev/null).
+profiles/slurm/partitions.yaml, GPUs that are links to /dev/null, the node's CPUs the machine's).
+
+The default study runs on two clusters that differ in their CPU binding only: `TaskPlugin=task/affinity` (each
+job bound to its CPUs, as cgroups do) and `task/none` (Slurm's default: nothing bound, every process of a job
+sees the whole node). Both must finish with a local run's all.tsv, every job step within its sbatch's CPUs.
+The GPU and cancelled-job studies run on the task/affinity cluster.
 
 Each study runs the exact command users type, `snakemake --profile slurm results/all.tsv` from the project's
 .venv, on a throwaway copy with the profile as shipped; what every sbatch job asked for is read back from
@@ -16,8 +21,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from lalmbench.workflow import rulegrid
 from lalmbench.workflow.config import iter_runs, validate_config
 from tests.slurm.harness import INSTALL, Cluster, group_of, mem_mb, minutes, missing_binaries
+from tests.slurm.slurm_conf import TASK_PLUGINS
 from tests.test_slurm_profile import CONFIG as FAKE_SLURM_CONFIG
 from tests.workflow import ROOT, copy_workflow, snakemake
 
@@ -60,14 +67,28 @@ def hf_gpu_study(qwen2_audio: Path, af3: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def clusters(tmp_path_factory):
+    """clusters(task_plugin): the module's cluster with that CPU binding, started on first use; all stopped
+    at the module's end."""
     if missing := missing_binaries():
         pytest.skip(f"no SLURM on this machine (missing {' '.join(missing)}): {INSTALL}")
-    c = Cluster.up(tmp_path_factory.mktemp("slurm"))
+    started: dict[str, Cluster] = {}
+
+    def get(task_plugin: str) -> Cluster:
+        if task_plugin not in started:
+            started[task_plugin] = Cluster.up(tmp_path_factory.mktemp("slurm"), task_plugin)
+        return started[task_plugin]
+
     try:
-        yield c
+        yield get
     finally:
-        c.down()
+        for c in started.values():
+            c.down()
+
+
+@pytest.fixture(scope="module")
+def cluster(clusters):
+    return clusters("task/affinity")
 
 
 def run_exact(cluster: Cluster, wd: Path, **kw) -> dict:
@@ -92,10 +113,22 @@ def resolved_models(wd: Path) -> dict:
     return cfg["models"]
 
 
-def run_files(wd: Path, model: str, dataset: str) -> int:
-    """Predictions files of one model and dataset: each was one infer and one score job of its group."""
-    return sum(len(list((wd / "results" / base / model / dataset).rglob("*.parquet")))
-               for base in ("predictions", "sweeps/circular/predictions"))
+# rules/runs.smk: the runtime of the one job that writes a model's batched runs of a dataset (run_jobs: per-dataset)
+RUNS_JOB_MINUTES = 30
+
+
+def run_files(wd: Path, model: str, dataset: str) -> tuple[int, int]:
+    """(batched, own) predictions files of one model and dataset: with run_jobs: per-dataset the main runs of
+    the MCQ tasks scored in the core env were written by one job of the group; every other file (sweeps,
+    other tasks, or all under per-run) by one infer and one score job."""
+    cfg = yaml.safe_load((wd / "config" / "config.yaml").read_text())
+    validate_config(cfg, ROOT / "config" / "schema.yaml", ROOT)
+    batched_tasks = set(rulegrid.mcq_tasks_scored_in(cfg, "core")) if cfg["run_jobs"] == "per-dataset" else set()
+    main = list((wd / "results" / "predictions" / model / dataset).rglob("*.parquet"))
+    batched = sum(f.relative_to(wd / "results" / "predictions" / model / dataset).parts[0] in batched_tasks
+                  for f in main)
+    sweeps = len(list((wd / "results" / "sweeps" / "circular" / "predictions" / model / dataset).rglob("*.parquet")))
+    return batched, len(main) - batched + sweeps
 
 
 def job_table(run: dict) -> list[dict]:
@@ -110,7 +143,8 @@ def job_table(run: dict) -> list[dict]:
 def assert_requests_follow_the_model_entries(wd: Path, rows: list[dict]) -> None:
     """Every job on the partition its kind belongs to, asking for no more than its heaviest job: a model's
     group its entry's CPUs (and GPUs), its memory or the run-file jobs' 2000 MB, and its runtime plus
-    RUN_FILE_MINUTES per infer and score job; other jobs 1 CPU and at most the data jobs' 4000 MB."""
+    RUNS_JOB_MINUTES for its batched runs' job and RUN_FILE_MINUTES per infer and score job; other jobs 1 CPU
+    and at most the data jobs' 4000 MB."""
     models = resolved_models(wd)
     for r in rows:
         name = r["group"]
@@ -127,23 +161,34 @@ def assert_requests_follow_the_model_entries(wd: Path, rows: list[dict]) -> None
             else:
                 assert (r["Partition"], r["TresPerJob"], r["NumCPUs"]) == ("cpu", "N/A", res["cpus"]), r
             assert r["MinMemoryNode"] == max(res["mem_mb"], RUN_FILE_JOB_MB), r
-            n = run_files(wd, model, dataset)
-            assert n > 0 and r["TimeLimit"] == res["runtime"] + RUN_FILE_MINUTES * 2 * n, (r, n)
+            batched, own = run_files(wd, model, dataset)
+            expected = res["runtime"] + (RUNS_JOB_MINUTES if batched else 0) + RUN_FILE_MINUTES * 2 * own
+            assert batched + own > 0 and r["TimeLimit"] == expected, (r, batched, own)
         else:
             assert (r["Partition"], r["TresPerJob"], r["NumCPUs"]) == ("cpu", "N/A", 1), r
             assert r["MinMemoryNode"] <= DATA_JOB_MB, r
 
 
 @pytest.fixture(scope="module")
-def default_study(cluster, tmp_path_factory):
+def local_default_study(tmp_path_factory):
+    """The default study run locally (--cores 2): the all.tsv every cluster's run must reproduce."""
+    wd = study_copy(tmp_path_factory.mktemp("default-study-local"))
+    snakemake(wd, "results/all.tsv")
+    return wd
+
+
+@pytest.fixture(scope="module", params=TASK_PLUGINS, ids=lambda plugin: plugin.replace("/", "-"))
+def default_study(request, clusters, tmp_path_factory):
     wd = study_copy(tmp_path_factory.mktemp("default-study"))
-    return run_exact(cluster, wd)
+    return run_exact(clusters(request.param), wd)
 
 
-def test_the_default_study_finishes_on_slurm_without_accounting(default_study, record_property):
+def test_the_default_study_finishes_on_slurm_without_accounting(default_study, local_default_study,
+                                                                record_property):
     wd = default_study["wd"]
     rows = job_table(default_study)
     record_property("wall_s", round(default_study["wall_s"]))
+    record_property("load_avg", default_study["load"])
     record_property("jobs", rows)
     # one job per dataset's builds, per model and dataset, plus the listening checks and the aggregate
     groups = sorted(r["group"] for r in rows)
@@ -159,6 +204,19 @@ def test_the_default_study_finishes_on_slurm_without_accounting(default_study, r
     acc = df[df.metric == "accuracy"]
     assert sorted(zip(acc.model, acc.dataset, acc.task, acc.condition, acc.prompt)) == sorted(
         (r.model, r.dataset, r.task, r.condition, r.prompt) for r in iter_runs(cfg))
+    assert (wd / "results" / "all.tsv").read_bytes() == (local_default_study / "results" / "all.tsv").read_bytes()
+
+
+def test_each_default_study_step_fits_in_its_sbatch_request(default_study):
+    """The job step each sbatch job starts (`srun` of the executor plugin's job step) asks for no more CPUs
+    than the job was given, whether or not the cluster binds jobs to their CPUs: on an unbound node
+    Snakemake's `--cores all` inside the job sees every CPU of the node."""
+    jobs, steps = default_study["jobs"], default_study["steps"]
+    for job_id, job in jobs.items():
+        own = {k: v for k, v in steps.items() if k.split(".", 1)[0] == job_id and not k.endswith(".batch")}
+        assert own, f"job {job_id} ({group_of(job)}): no job step seen running"
+        for step_id, step in own.items():
+            assert 1 <= int(step["CPUs"]) <= int(job["NumCPUs"]), (step_id, step["CPUs"], job["NumCPUs"])
 
 
 def test_each_default_study_job_asks_for_its_heaviest_job_not_the_sum(default_study):

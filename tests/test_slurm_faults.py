@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.slurm.harness import Cluster, group_of, minutes
-from tests.test_slurm_cluster import COMMAND, RUN_FILE_MINUTES, cluster, run_exact, study_copy  # noqa: F401
+from tests.test_slurm_cluster import COMMAND, RUN_FILE_MINUTES, cluster, clusters, run_exact, study_copy  # noqa: F401
 from tests.workflow import snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]

@@ -13,6 +13,16 @@ import pytest
 
 from lalmbench.workflow import driver
 
+LEFT_JOBS = driver.left_jobs
+# squeue --me --noheader --format=<%i, %T, %Z, %k joined by |>, answering from the job list in $FAKE_SLURM_JOBS
+FAKE_SQUEUE = """#!{python}
+import json, os, sys
+fmt = next(a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--format="))
+fields = [{{"%i": "id", "%T": "state", "%Z": "workdir", "%k": "comment"}}[f] for f in fmt.split("|")]
+for job in json.load(open(os.environ["FAKE_SLURM_JOBS"])):
+    print("|".join(job[f] for f in fields))
+"""
+
 
 @pytest.fixture(autouse=True)
 def no_slurm_jobs(monkeypatch):
@@ -106,3 +116,64 @@ def test_register_records_this_process_as_alive(tmp_path):
 def test_only_runs_that_execute_jobs_take_part(argv, expected):
     assert driver.executes(argv, dry_run=False) is expected
     assert driver.executes(argv, dry_run=True) is False
+
+
+def _fake_slurm(tmp_path, monkeypatch, jobs: list[dict]) -> None:
+    """squeue and scancel on PATH that list ``jobs`` (id, state, workdir, comment), whatever is cancelled."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    (bin_dir / "squeue").write_text(FAKE_SQUEUE.format(python=sys.executable))
+    (bin_dir / "scancel").write_text("#!/bin/sh\nexit 0\n")
+    for name in ("squeue", "scancel"):
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    monkeypatch.setenv("FAKE_SLURM_JOBS", str(tmp_path / "jobs.json"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(driver, "left_jobs", LEFT_JOBS)
+
+
+@pytest.mark.parametrize("record", ["[1]", '{"pid": "abc", "host": "%(host)s"}', '{"host": "%(host)s"}',
+                                    '{"host": "%(host)s", "pid": true}', "null", '"text"'])
+def test_a_malformed_record_names_no_live_driver(tmp_path, capsys, record):
+    _lock(tmp_path)
+    path = tmp_path / driver.DRIVERS / "forged.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(record % {"host": socket.gethostname()})
+    driver.recover(tmp_path)
+    assert not list((tmp_path / driver.LOCKS).glob("*.lock"))
+    assert f"the unreadable record {path}" in capsys.readouterr().err
+
+
+def test_a_malformed_record_beside_a_live_driver_touches_nothing(tmp_path):
+    _lock(tmp_path)
+    _record(tmp_path, host=socket.gethostname(), pid=os.getpid(), start=driver._start_time(os.getpid()))
+    (tmp_path / driver.DRIVERS / "forged.json").write_text("[1]")
+    driver.recover(tmp_path)
+    assert list((tmp_path / driver.LOCKS).glob("*.lock"))
+
+
+def test_only_jobs_of_this_very_directory_are_left_jobs(tmp_path, monkeypatch):
+    """A sibling directory named `<root>|rule_other` is another directory, whatever squeue prints."""
+    root = tmp_path / "study"
+    sibling = tmp_path / "study|rule_other"
+    root.mkdir()
+    sibling.mkdir()
+    _fake_slurm(tmp_path, monkeypatch, [
+        {"id": "11", "state": "RUNNING", "workdir": str(root), "comment": "rule_runs-m-d_generate"},
+        {"id": "12", "state": "PENDING", "workdir": str(sibling), "comment": "rule_runs-m-d_generate"},
+        {"id": "13", "state": "RUNNING", "workdir": str(root), "comment": "not snakemake's"},
+    ])
+    assert driver.left_jobs(root) == [("11", "RUNNING", "rule_runs-m-d_generate")]
+    assert driver.left_jobs(sibling) == [("12", "PENDING", "rule_runs-m-d_generate")]
+
+
+def test_jobs_still_listed_after_scancel_leave_the_lock_and_say_why(tmp_path, monkeypatch, capsys):
+    _fake_slurm(tmp_path, monkeypatch, [
+        {"id": "21", "state": "COMPLETING", "workdir": str(tmp_path), "comment": "rule_runs-m-d_generate"}])
+    monkeypatch.setattr(driver, "CANCEL_WAIT_S", 0.1)
+    _lock(tmp_path)
+    _record(tmp_path, host=socket.gethostname(), pid=_dead_pid(), start="1")
+    driver.recover(tmp_path)
+    assert list((tmp_path / driver.LOCKS).glob("*.lock"))
+    err = capsys.readouterr().err
+    assert "SLURM job(s) 21 of a killed Snakemake still listed" in err and "leaving the lock" in err

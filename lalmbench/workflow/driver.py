@@ -64,13 +64,23 @@ def _alive(record: dict, path: Path, now: float) -> bool:
     return _start_time(int(record["pid"])) == record.get("start")
 
 
+def _well_formed(record) -> bool:
+    """A record as register() writes it: a mapping with the host's name and a pid."""
+    pid = record.get("pid") if isinstance(record, dict) else None
+    return (isinstance(record, dict) and isinstance(record.get("host"), str) and isinstance(pid, int)
+            and not isinstance(pid, bool) and pid > 0 and isinstance(record.get("start"), (str, type(None))))
+
+
 def _records(root: Path) -> list[tuple[Path, dict]]:
+    """(path, record) of every driver record; ``{}`` for one that is unreadable or not as register() writes
+    it (torn by a kill mid-write, or not written by a driver): it cannot name a live driver."""
     out = []
     for path in sorted((root / DRIVERS).glob("*.json")):
         try:
-            out.append((path, json.loads(path.read_text())))
-        except (OSError, ValueError):  # torn by a kill mid-write: it cannot name a live driver
-            out.append((path, {}))
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            record = {}
+        out.append((path, record if _well_formed(record) else {}))
     return out
 
 
@@ -102,22 +112,38 @@ def _say(msg: str) -> None:
     print(f"lalmbench: {msg}", file=sys.stderr, flush=True)
 
 
+def _squeue(fmt: str) -> dict[str, str]:
+    """{job id: the rest of the line} for ``squeue --format=%i|<fmt>``: a job id holds no ``|``, so the rest is
+    the one field ``fmt`` asks for, whatever it holds."""
+    out = subprocess.run(["squeue", "--me", "--noheader", f"--format=%i|{fmt}"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    return dict(line.split("|", 1) for line in out.splitlines() if "|" in line)
+
+
 def left_jobs(root: Path) -> list[tuple[str, str, str]]:
     """(job id, state, comment) of this user's SLURM jobs that a Snakemake submitted from ``root``
-    (the executor plugin's comment ``rule_...``) and that have not ended."""
-    out = subprocess.run(["squeue", "--me", "--noheader", "--format=%i|%T|%Z|%k"], capture_output=True, text=True,
-                         timeout=60, check=True).stdout
+    (the executor plugin's comment ``rule_...``) and that have not ended. Each field is asked for alone: a
+    directory or comment may hold any separator squeue could print between them."""
     here = root.resolve()
+    workdirs = _squeue("%Z")
+    states = _squeue("%T")
+    comments = _squeue("%k")
     jobs = []
-    for line in out.splitlines():
-        job_id, state, workdir, comment = (line.split("|", 3) + ["", "", ""])[:4]
+    for job_id, workdir in workdirs.items():
+        comment = comments.get(job_id, "")
         if comment.startswith("rule_") and Path(workdir).resolve() == here:
-            jobs.append((job_id, state, comment))
+            jobs.append((job_id, states.get(job_id, "?"), comment))
     return jobs
 
 
-def cancel_left_jobs(root: Path, wait_s: float = CANCEL_WAIT_S) -> list[str]:
-    """scancel the jobs a gone driver left in ``root`` and wait until SLURM lists none of them."""
+class JobsStillListed(RuntimeError):
+    """SLURM still lists the cancelled jobs of a gone driver after the wait."""
+
+
+def cancel_left_jobs(root: Path, wait_s: float | None = None) -> list[str]:
+    """scancel the jobs a gone driver left in ``root`` and wait until SLURM lists none of them (at most
+    ``wait_s``, default CANCEL_WAIT_S; then JobsStillListed)."""
+    wait_s = CANCEL_WAIT_S if wait_s is None else wait_s
     jobs = left_jobs(root)
     if not jobs:
         return []
@@ -129,8 +155,8 @@ def cancel_left_jobs(root: Path, wait_s: float = CANCEL_WAIT_S) -> list[str]:
     deadline = time.monotonic() + wait_s
     while set(ids) & {j for j, _, _ in left_jobs(root)}:
         if time.monotonic() > deadline:
-            raise RuntimeError(f"SLURM job(s) {' '.join(ids)} of a killed Snakemake still listed {wait_s:.0f} s "
-                               "after scancel; run again once `squeue --me` no longer shows them")
+            raise JobsStillListed(f"SLURM job(s) {' '.join(ids)} of a killed Snakemake still listed {wait_s:.0f} s "
+                                  "after scancel; run again once `squeue --me` no longer shows them")
         time.sleep(2)
     return ids
 
@@ -148,13 +174,16 @@ def recover(root: Path) -> None:
     live = [r for path, r in records if r and _alive(r, path, now)]
     if live or not records:
         return  # a driver may still run, or the locks are not ours to judge: Snakemake's lock check decides
-    gone = ", ".join(f"pid {r.get('pid', '?')} on {r.get('host', '?')} (started {r.get('started', '?')})"
-                     for _, r in records)
+    gone = ", ".join(f"pid {r['pid']} on {r['host']} (started {r.get('started', '?')})" if r
+                     else f"the unreadable record {path}" for path, r in records)
     try:
         cancel_left_jobs(root)
     except (OSError, subprocess.SubprocessError) as exc:
         _say(f"the directory is locked by a Snakemake that is no longer running ({gone}), but its SLURM jobs "
              f"could not be listed or cancelled ({exc}); leaving the lock")
+        return
+    except JobsStillListed as exc:
+        _say(f"the directory is locked by a Snakemake that is no longer running ({gone}): {exc}; leaving the lock")
         return
     for lock in locks:
         lock.unlink(missing_ok=True)

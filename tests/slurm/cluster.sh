@@ -11,7 +11,8 @@
 # job only a wrapper (or a config at the compiled-in /etc/slurm/slurm.conf) finds this cluster.
 # The node and partitions follow the partition file ($LALMBENCH_SLURM_PARTITIONS, default
 # profiles/slurm/partitions.yaml), with this machine's CPU count ($LALMBENCH_SLURM_CPUS to declare
-# more): tests/slurm/slurm_conf.py says why.
+# more): tests/slurm/slurm_conf.py says why. Its CPU binding is $LALMBENCH_SLURM_TASK_PLUGIN: task/affinity
+# (default) or task/none (Slurm's own default, no binding).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CMD=${1:-}
@@ -111,7 +112,8 @@ up() {
   [ -S "$STATE/munge/munge.socket" ] || fail "munged made no socket"
   # shellcheck disable=SC2046
   "$PYTHON" "$ROOT/tests/slurm/slurm_conf.py" --partitions "$PARTITIONS" --state "$STATE" --host "$(hostname -s)" \
-    --user "$user" --ports $(free_ports) --cpus "${LALMBENCH_SLURM_CPUS:-$(nproc)}"
+    --user "$user" --ports $(free_ports) --cpus "${LALMBENCH_SLURM_CPUS:-$(nproc)}" \
+    --task-plugin "${LALMBENCH_SLURM_TASK_PLUGIN:-task/affinity}"
   slurmctld -D -f "$SLURM_CONF" </dev/null >>"$STATE/log/slurmctld.out" 2>&1 &
   echo $! >"$STATE/slurmctld.pid"
   slurmd -D -f "$SLURM_CONF" -N lalm-node </dev/null >>"$STATE/log/slurmd.out" 2>&1 &

@@ -1,5 +1,6 @@
 """The real single-node SLURM of tests/slurm/cluster.sh, seen from a test: start and stop it, run a
-command against it, and read back what each sbatch job asked for (``scontrol show job``).
+command against it, and read back what each sbatch job asked for (``scontrol show job``) and what each of
+its steps was given (``scontrol show step``).
 
 Accounting is off, so ``sacct`` knows nothing and ``scontrol`` forgets a job MinJobAge (300 s) after
 it ends: a watcher thread reads every job while the command runs and keeps its last record.
@@ -27,29 +28,36 @@ def missing_binaries() -> list[str]:
     return [b for b in BINARIES if shutil.which(b, path=path) is None]
 
 
-def parse_oneliners(text: str) -> dict[str, dict[str, str]]:
-    """``scontrol show job --oneliner`` output -> {JobId: {field: value}} (values hold no spaces,
-    except Command, which runs to the next field and is not needed here)."""
-    jobs = {}
+def parse_oneliners(text: str, key: str = "JobId") -> dict[str, dict[str, str]]:
+    """``scontrol show job|step --oneliner`` output -> {JobId or StepId: {field: value}} (values hold no
+    spaces, except Command, which runs to the next field and is not needed here)."""
+    records = {}
     for line in text.splitlines():
         rec = dict(tok.split("=", 1) for tok in line.split() if "=" in tok)
-        if "JobId" in rec:
-            jobs[rec["JobId"]] = rec
-    return jobs
+        if key in rec:
+            records[rec[key]] = rec
+    return records
 
 
 @dataclass
 class Cluster:
     state: Path
+    task_plugin: str = "task/affinity"
     seen: dict[str, dict[str, str]] = field(default_factory=dict)
+    steps_seen: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def up(cls, state: Path) -> "Cluster":
-        proc = subprocess.run([str(CLUSTER_SH), "up", str(state)], env={**os.environ, "PYTHON": sys.executable},
+    def up(cls, state: Path, task_plugin: str = "task/affinity") -> "Cluster":
+        """Start the cluster with ``task_plugin`` as its CPU binding (tests/slurm/slurm_conf.py)."""
+        proc = subprocess.run([str(CLUSTER_SH), "up", str(state)],
+                              env={**os.environ, "PYTHON": sys.executable, "LALMBENCH_SLURM_TASK_PLUGIN": task_plugin},
                               capture_output=True, text=True, timeout=180)
         if proc.returncode != 0:
             raise RuntimeError(f"cluster.sh up failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-        return cls(state)
+        conf = (state / "slurm.conf").read_text()
+        if f"TaskPlugin={task_plugin}\n" not in conf:
+            raise RuntimeError(f"{state / 'slurm.conf'} does not set TaskPlugin={task_plugin}")
+        return cls(state, task_plugin)
 
     def down(self) -> str:
         proc = subprocess.run([str(CLUSTER_SH), "down", str(self.state)], capture_output=True, text=True, timeout=120)
@@ -73,9 +81,16 @@ class Cluster:
         self.seen.update(parse_oneliners(self.cmd("scontrol", "show", "job", "--oneliner", check=False)))
         return self.seen
 
+    def steps(self) -> dict[str, dict[str, str]]:
+        """Every job step scontrol lists now (a step is listed only while it runs), merged into those seen
+        before: StepId (``<job>.batch``, ``<job>.0``, ...) -> its fields, CPUs among them."""
+        self.steps_seen.update(parse_oneliners(self.cmd("scontrol", "show", "step", "--oneliner", check=False),
+                                               key="StepId"))
+        return self.steps_seen
+
     def run(self, command: str, wd: Path, timeout: int = 1800, while_running=None) -> dict:
         """Run ``command`` (a shell line, exactly as a user types it) in ``wd``, reading the jobs every
-        2 s; ``while_running(cluster, wd)`` is called on each read until it returns True."""
+        2 s (and their steps); ``while_running(cluster, wd)`` is called on each read until it returns True."""
         before = set(self.jobs())
         done = threading.Event()
         hook = {"pending": while_running}
@@ -83,10 +98,12 @@ class Cluster:
         def watch():
             while not done.wait(2):
                 self.jobs()
+                self.steps()
                 if hook["pending"] and hook["pending"](self, wd):
                     hook["pending"] = None
 
         t = threading.Thread(target=watch, daemon=True)
+        load_before = os.getloadavg()
         start = time.monotonic()
         t.start()
         try:
@@ -97,7 +114,9 @@ class Cluster:
             t.join()
         wall = time.monotonic() - start
         jobs = {k: v for k, v in self.jobs().items() if k not in before}
-        return {"proc": proc, "wall_s": wall, "jobs": jobs, "wd": wd}
+        steps = {k: v for k, v in self.steps_seen.items() if k.split(".", 1)[0] in jobs}
+        return {"proc": proc, "wall_s": wall, "jobs": jobs, "steps": steps, "wd": wd,
+                "load": (load_before, os.getloadavg())}
 
 
 def group_of(job: dict[str, str]) -> str:

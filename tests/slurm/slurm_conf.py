@@ -4,10 +4,12 @@ partition file (profiles/slurm/partitions.yaml by default).
 One node belongs to every partition of the file; it declares the largest memory and GPU count any
 partition allows (``SlurmdParameters=config_overrides``: slurmd takes the declaration, not the
 machine's hardware), its GPUs are links to /dev/null under the state directory, and as many CPUs as
-the machine has: each job is bound to the CPUs it was given (task/affinity), as cgroups bind them on a
-real cluster, so Snakemake's ``--cores all`` inside a job sees its allocation and the job steps it
-starts must fit in it. Declaring more CPUs than exist (``--cpus``) lets bigger requests start, but a
-job given a CPU the machine lacks is left unbound and its steps see every CPU. Each
+the machine has. ``--task-plugin`` is the cluster's CPU binding: ``task/affinity`` binds each job to
+the CPUs it was given, as cgroups do on most clusters, so Snakemake's ``--cores all`` inside a job
+sees its allocation; ``task/none`` (Slurm's default) binds nothing, and every process of a job sees
+all the machine's CPUs. The jobs' steps must fit in their allocation under both. Declaring more CPUs
+than exist (``--cpus``) lets bigger requests start, but a job given a CPU the machine lacks is left
+unbound and its steps see every CPU. Each
 partition's limits become SLURM's own: MaxTime, MaxMemPerNode, MaxCPUsPerNode, so a request above
 them pends forever as it would on the real cluster. Accounting is off (no slurmdbd): the status
 queries of the executor plugin must work without ``sacct``.
@@ -22,6 +24,7 @@ from pathlib import Path
 import yaml
 
 NODE = "lalm-node"
+TASK_PLUGINS = ("task/affinity", "task/none")
 
 
 def _limit(value, default):
@@ -36,8 +39,11 @@ def node_size(partitions: dict, cpus: int) -> dict:
     return {"cpus": cpus, "mem_mb": mem, "gpus": gpus, "gpu_type": types[0] if types else None}
 
 
-def render(partitions: dict, state: Path, host: str, user: str, ports: tuple[int, int], cpus: int) -> tuple[str, str]:
+def render(partitions: dict, state: Path, host: str, user: str, ports: tuple[int, int], cpus: int,
+           task_plugin: str = "task/affinity") -> tuple[str, str]:
     """(slurm.conf, gres.conf) text for a cluster whose files all live under ``state``."""
+    if task_plugin not in TASK_PLUGINS:
+        raise ValueError(f"task plugin {task_plugin!r}: expected one of {', '.join(TASK_PLUGINS)}")
     size = node_size(partitions, cpus)
     gres = f"gpu:{size['gpu_type']}:{size['gpus']}" if size["gpu_type"] else f"gpu:{size['gpus']}"
     lines = [
@@ -59,9 +65,9 @@ def render(partitions: dict, state: Path, host: str, user: str, ports: tuple[int
         f"SlurmdLogFile={state}/log/slurmd.log",
         "SlurmctldDebug=info",
         "SlurmdDebug=info",
-        # no cgroups in containers: processes tracked by parent pid, bound to their CPUs by affinity
+        # no cgroups in containers: processes tracked by parent pid; bound to their CPUs by affinity or not at all
         "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/affinity",
+        f"TaskPlugin={task_plugin}",
         "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none",
         "JobCompType=jobcomp/none",
@@ -102,11 +108,13 @@ def main() -> None:
     ap.add_argument("--user", required=True)
     ap.add_argument("--ports", type=int, nargs=2, required=True)
     ap.add_argument("--cpus", type=int, default=os.cpu_count())
+    ap.add_argument("--task-plugin", choices=TASK_PLUGINS, default="task/affinity")
     a = ap.parse_args()
     partitions = (yaml.safe_load(a.partitions.read_text()) or {}).get("partitions") or {}
     if not partitions:
         raise SystemExit(f"{a.partitions}: no `partitions:` mapping")
-    slurm_conf, gres_conf = render(partitions, a.state.resolve(), a.host, a.user, tuple(a.ports), a.cpus)
+    slurm_conf, gres_conf = render(partitions, a.state.resolve(), a.host, a.user, tuple(a.ports), a.cpus,
+                                   a.task_plugin)
     (a.state / "slurm.conf").write_text(slurm_conf)
     (a.state / "gres.conf").write_text(gres_conf)
     n = node_size(partitions, a.cpus)["gpus"]
