@@ -128,7 +128,7 @@ def install(lock: Path) -> int:
         if wanted != text:
             source = Path(tmp) / lock.name
             source.write_text(wanted)
-            local_links = [loc for loc in pip_find_links() if Path(loc).is_dir()]
+            local_links = list(dict.fromkeys(loc for loc in pip_find_links() if Path(loc).is_dir()))
             print(f"{lock}: pip already finds {', '.join(local_label_pins(text))}: installing it without the "
                   "lock's remote --find-links pages", file=sys.stderr)
         cmd = install_command(lock, source, text, local_links, installer)
