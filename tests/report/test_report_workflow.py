@@ -40,7 +40,7 @@ def test_whisper_transcribes_spoken_librispeech_and_the_wer_reaches_all_tsv_and_
     table = pd.read_csv(wd / "results" / "all.tsv", sep="\t")
     wer = table[(table["model"] == "cascade-asr") & (table["metric"] == "wer")].iloc[0]
     assert (wer["n"], wer["n_official"]) == (4, 4)
-    assert wer["value"] == pytest.approx(errors / words, abs=5e-7)  # all.tsv holds 6 decimals: corpus WER of these transcripts
+    assert wer["value"] == pytest.approx(errors / words, abs=5e-7)  # corpus WER, to all.tsv's 6 decimals
     assert 0 < wer["value_official"] < 0.5 and wer["ci_low"] <= wer["value"] <= wer["ci_high"]
     metrics = json.loads((wd / "results" / "scores" / run / "metrics.json").read_text())
     assert metrics["official_scorer"] == "qwen2_audio_wer"
