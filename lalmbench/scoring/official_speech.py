@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Callable
 
 from lalmbench.core.io import InputError
+from lalmbench.scoring.metrics.asr import get_normalizer
 
 _PUNCS = "!,.?;:"
 #: punctuation cn_tn's TextNorm replaces by a space (its CN_PUNCS + string.punctuation)
@@ -54,19 +55,6 @@ def remove_sp(text: str, language: str) -> str:
     if language == "zh":
         t = re.sub(r"\s+", "", t)
     return t
-
-
-@lru_cache(maxsize=None)
-def _normalizer(name: str) -> Callable[[str], str]:
-    if name == "en":
-        from whisper_normalizer.english import EnglishTextNormalizer
-
-        return EnglishTextNormalizer()
-    if name == "basic":
-        from whisper_normalizer.basic import BasicTextNormalizer
-
-        return BasicTextNormalizer()
-    raise ValueError(name)
 
 
 def chinese_text_norm(text: str) -> str:
@@ -110,11 +98,11 @@ def wer_tokens(text: str, language: str, *, rule: str = "qwen2_audio") -> list[s
     if language == "yue":
         text = _to_simplified(text)
     if language == "en":
-        text = _normalizer("en")(text)
+        text = get_normalizer("whisper_en")(text)
     if language == "zh":
         text = chinese_text_norm(text)
     else:
-        text = _normalizer("basic")(text)
+        text = get_normalizer("whisper_basic")(text)
     tok = _sacre_tokenizer("none" if rule == "qwen2_audio" else "zh")
     items = _drop_punct_tokens(tok(text)).lower().split()
     if rule == "qwen2_audio" and language in ("zh", "yue"):
