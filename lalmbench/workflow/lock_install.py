@@ -6,7 +6,7 @@ rule build_venv) runs
 which runs `uv pip install --require-hashes -r envs/<env>/requirements.lock` into that Python. uv downloads in
 parallel and keeps one cache for every env (`UV_CACHE_DIR`, else ~/.cache/uv): a wheel that two envs pin (core's and
 captioning's CPU torch) is downloaded and unpacked once and hard-linked into both. The uv used is the one core pins
-(beside this Python, on PATH, or `LALMBENCH_UV`); where there is none, core's hash-pinned uv wheel is installed once
+(`LALMBENCH_UV`, beside this Python, or on PATH); where there is none, core's hash-pinned uv wheel is installed once
 with pip into ~/.cache/lalmbench/uv-<version> (`LALMBENCH_CACHE`). `LALMBENCH_INSTALLER=pip` installs with pip
 instead, the same files (`pip install --require-hashes`).
 
