@@ -14,11 +14,13 @@ SNAKEMAKE = $(VENV)/bin/snakemake
 # `uv pip install --require-hashes -r` (lalmbench.workflow.lock_install: core's uv, one uv cache for every env, so a
 # wheel two envs pin is downloaded once and hard-linked into both; it skips the lock's remote page for torch's CPU
 # wheel where pip's find-links already have it); the project goes in without build isolation: the lock's setuptools
-# builds it.
+# builds it. Every env's modules, and the project's own, are compiled to bytecode here, once: a job's Python never
+# compiles pandas or torch from source on start, even where it may not write __pycache__ (PYTHONDONTWRITEBYTECODE).
 $(VENV)/.installed: envs/core/requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m lalmbench.workflow.lock_install envs/core/requirements.lock
 	$(VENV)/bin/python -m pip install --no-deps --no-build-isolation -e .
+	$(VENV)/bin/python -m compileall -q -j 0 lalmbench scripts
 	$(VENV)/bin/python -m lalmbench.core.jit_cache
 	touch $@
 

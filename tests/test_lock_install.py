@@ -2,6 +2,7 @@
 configuration already has that wheel, since a page it cannot reach costs retries for every package."""
 import hashlib
 import subprocess
+from pathlib import Path
 import sys
 import zipfile
 
@@ -113,6 +114,10 @@ def test_a_lock_is_installed_by_uv_hash_checked_into_the_envs_python(tmp_path, u
     assert proc.returncode == 0, proc.stderr
     assert f"{uv_env['LALMBENCH_UV']} pip install --python {python} --require-hashes" in proc.stderr
     assert subprocess.run([str(python), "-c", "import demo"]).returncode == 0
+    # compiled at install: no job recompiles the env's modules where Python may not write __pycache__ itself
+    site = subprocess.run([str(python), "-c", "import demo, os; print(os.path.dirname(demo.__file__))"],
+                          capture_output=True, text=True).stdout.strip()
+    assert list((Path(site) / "__pycache__").glob("__init__.cpython-*.pyc")), "demo was installed without bytecode"
     # the same lock with another file's hash is refused, and nothing is installed
     lock.write_text(f"demo==1.0 \\\n    --hash=sha256:{'0' * 64}\n")
     other = fresh_venv(tmp_path / "other")

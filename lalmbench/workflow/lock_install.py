@@ -10,6 +10,10 @@ captioning's CPU torch) is downloaded and unpacked once and hard-linked into bot
 with pip into ~/.cache/lalmbench/uv-<version> (`LALMBENCH_CACHE`). `LALMBENCH_INSTALLER=pip` installs with pip
 instead, the same files (`pip install --require-hashes`).
 
+Both write every module's bytecode at install time (uv `--compile-bytecode`; pip compiles by default). Without it
+each job's Python compiles pandas, snakemake and torch from source on every start whenever Python may not write
+`__pycache__` itself (`PYTHONDONTWRITEBYTECODE`, a read-only env): a second or more per process.
+
 A lock compiled with uv overrides (envs/<env>/overrides.txt) pins versions that some package's own metadata refuses,
 so a resolver would reject it: its header carries NO_DEPS_MARK and the lock's pins are installed exactly, --no-deps
 (the lock already holds every dependency uv resolved).
@@ -113,8 +117,8 @@ def install_command(lock: Path, source: Path, text: str, local_links: list[str],
     if installer == "pip":
         return [sys.executable, "-m", "pip", "install", "--require-hashes", *pip_options(text), "-r", str(source)]
     uv = find_uv(lock.resolve().parents[1] / "core" / lock.name)
-    return [uv, "pip", "install", "--python", sys.executable, "--require-hashes", *pip_options(text), *links,
-            "-r", str(source)]
+    return [uv, "pip", "install", "--python", sys.executable, "--require-hashes", "--compile-bytecode",
+            *pip_options(text), *links, "-r", str(source)]
 
 
 def install(lock: Path) -> int:
