@@ -21,7 +21,9 @@ def copy_workflow(dest: Path) -> Path:
         if src.is_symlink():  # ./slurm -> profiles/slurm: `--profile slurm` from the repo root
             os.symlink(os.readlink(src), dest / name)
         elif src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            # bytecode comes along (copytree keeps mtimes, so it stays valid): each job of the copy imports
+            # lalmbench without compiling it, where Python may not write __pycache__ (PYTHONDONTWRITEBYTECODE)
+            shutil.copytree(src, dest / name)
         elif src.exists():
             shutil.copy2(src, dest / name)
     return dest
