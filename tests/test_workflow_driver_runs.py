@@ -27,10 +27,11 @@ SLURM_RUN = [sys.executable, "-m", "snakemake", "--profile", "slurm", "results/a
 
 
 def _start(wd: Path, *args: str) -> subprocess.Popen:
-    """A real local Snakemake of the slow one-model study, until its generate job has cached 2 items."""
+    """A real local Snakemake of the slow one-model study, until its generate job has cached 2 items; in a
+    session of its own, whose process group its jobs share."""
     log = open(wd / "first-run.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", *args, "results/all.tsv"],
-                            cwd=wd, stdout=log, stderr=subprocess.STDOUT)
+                            cwd=wd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 300
     while len(cache_keys(wd)) < 2:
         assert proc.poll() is None, (wd / "first-run.log").read_text()[-4000:]
@@ -39,9 +40,23 @@ def _start(wd: Path, *args: str) -> subprocess.Popen:
     return proc
 
 
+def _group(pgid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of the processes still running in process group ``pgid``."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (proc / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append((int(proc.name), (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()))
+        except (OSError, ValueError):
+            continue
+    return sorted(found)
+
+
 def _second(wd: Path, cmd: list[str], jobs: list[dict]) -> subprocess.CompletedProcess:
     env = {**os.environ, **fake_slurm_bin(wd, jobs)}
-    return subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def _locks(wd: Path) -> list[Path]:
@@ -71,12 +86,12 @@ def test_a_live_nolock_run_is_neither_cancelled_nor_run_beside(tmp_path):
 
         (wd / driver.LOCKS / "0.output.lock").unlink()
         local = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "results/all.tsv"], cwd=wd,
-                               capture_output=True, text=True, timeout=300)
+                               capture_output=True, text=True, timeout=120)
         assert local.returncode != 0 and f"pid {live.pid} on" in local.stderr, local.stderr[-3000:]
         assert live.poll() is None
     finally:
-        live.terminate()
-        live.wait(timeout=120)
+        os.killpg(live.pid, signal.SIGKILL)  # the run and its job: a stopped Snakemake waits for the job to end
+        live.wait()
 
 
 def test_the_job_processes_of_a_killed_local_run_keep_its_lock(tmp_path, monkeypatch):
@@ -86,8 +101,7 @@ def test_the_job_processes_of_a_killed_local_run_keep_its_lock(tmp_path, monkeyp
     first = _start(wd)
     first.kill()
     first.wait()
-    [record] = [json.loads(p.read_text()) for p in (wd / driver.DRIVERS).glob("*.json")]
-    left = driver.job_processes(record["mark"])
+    left = _group(first.pid)
     try:
         assert any("scripts/generate.py" in cmd for _, cmd in left), left
         run = _second(wd, SLURM_RUN, [])
@@ -102,7 +116,7 @@ def test_the_job_processes_of_a_killed_local_run_keep_its_lock(tmp_path, monkeyp
             except ProcessLookupError:
                 pass
     deadline = time.monotonic() + 30
-    while driver.job_processes(record["mark"]):
+    while _group(first.pid):
         assert time.monotonic() < deadline
         time.sleep(0.2)
     monkeypatch.setattr(driver, "left_jobs", lambda root: [])
