@@ -143,7 +143,10 @@ def _fake_slurm(tmp_path, monkeypatch, jobs: list[dict]) -> None:
 
 
 @pytest.mark.parametrize("record", ["[1]", '{"pid": "abc", "host": "%(host)s"}', '{"host": "%(host)s"}',
-                                    '{"host": "%(host)s", "pid": true}', "null", '"text"'])
+                                    '{"host": "%(host)s", "pid": true}', "null", '"text"',
+                                    '{"host": "%(host)s", "pid": 1, "lock": "no"}',
+                                    '{"host": "%(host)s", "pid": 1, "mark": 5}',
+                                    '{"host": "%(host)s", "pid": 1, "argv": 5}'])
 def test_a_malformed_record_names_no_live_driver(tmp_path, capsys, record):
     _lock(tmp_path)
     path = tmp_path / driver.DRIVERS / "forged.json"

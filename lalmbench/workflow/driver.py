@@ -92,10 +92,11 @@ def _well_formed(record) -> bool:
     pid = record.get("pid")
     return (isinstance(record.get("host"), str) and isinstance(pid, int) and not isinstance(pid, bool) and pid > 0
             and isinstance(record.get("start"), (str, type(None))) and isinstance(record.get("lock", True), bool)
-            and isinstance(record.get("mark"), (str, type(None))))
+            and isinstance(record.get("mark"), (str, type(None))) and isinstance(record.get("argv", []), list))
 
 
 def _name(record: dict) -> str:
+    """The driver as messages name it: where to find it, and which run it was."""
     return f"pid {record['pid']} on {record['host']} (started {record.get('started', '?')})"
 
 
@@ -194,15 +195,16 @@ def check_alone(root: Path, lock: bool) -> None:
     if unlocked := [r for r in live if not lock or not r.get("lock", True)]:
         running = "; ".join(f"{_name(r)}{' with --nolock' if not r.get('lock', True) else ''}: "
                             f"{' '.join(map(str, r.get('argv', [])))}" for r in unlocked)
-        who = "this run takes" if not lock else "it took"
+        who = "This run takes" if not lock else "It took"
         raise DirectoryInUse(
-            f"a Snakemake is running in this directory: {running}. {who[0].upper()}{who[1:]} no lock (--nolock), "
-            "so Snakemake's lock cannot keep the two from writing the same files; run this once it has ended, "
-            "or stop it first.")
+            f"a Snakemake is running in this directory: {running}. {who} no lock (--nolock), so Snakemake's lock "
+            "cannot keep the two from writing the same files; run this once it has ended, or stop it first.")
     _refuse_left_processes(records, now)
 
 
 def _refuse_left_processes(records: list[tuple[Path, dict]], now: float) -> None:
+    """Raise DirectoryInUse, naming them, while job processes of a gone driver still run on this host: they
+    may still append to the prediction cache this run would write."""
     if not (left := _left_processes(records, now)):
         return
     pids = [pid for _, procs in left for pid, _ in procs]
