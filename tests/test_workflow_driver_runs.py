@@ -29,9 +29,9 @@ SLURM_RUN = [sys.executable, "-m", "snakemake", "--profile", "slurm", "results/a
 def _start(wd: Path, *args: str) -> subprocess.Popen:
     """A real local Snakemake of the slow one-model study, until its generate job has cached 2 items; in a
     session of its own, whose process group its jobs share."""
-    log = open(wd / "first-run.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", *args, "results/all.tsv"],
-                            cwd=wd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(wd / "first-run.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", *args, "results/all.tsv"],
+                                cwd=wd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 300
     while len(cache_keys(wd)) < 2:
         assert proc.poll() is None, (wd / "first-run.log").read_text()[-4000:]
@@ -104,6 +104,11 @@ def test_the_job_processes_of_a_killed_local_run_keep_its_lock(tmp_path, monkeyp
     left = _group(first.pid)
     try:
         assert any("scripts/generate.py" in cmd for _, cmd in left), left
+        cached = len(cache_keys(wd))
+        deadline = time.monotonic() + 60
+        while len(cache_keys(wd)) == cached:
+            assert time.monotonic() < deadline, "the killed run's job wrote nothing more"
+            time.sleep(0.5)
         run = _second(wd, SLURM_RUN, [])
         assert run.returncode != 0
         assert f"the Snakemake pid {first.pid} on {socket.gethostname()}" in run.stderr, run.stderr[-3000:]
