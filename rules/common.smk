@@ -27,7 +27,7 @@ from lalmbench.core.provenance import config_hash
 from lalmbench.workflow.rulegrid import Untracked
 from lalmbench.data.synth.trivial import FAMILIES as SYNTH_FAMILIES
 from lalmbench.tracking import job_settings
-from lalmbench.workflow.driver import executes, recover, register
+from lalmbench.workflow.driver import check_alone, executes, recover, register, takes_lock
 from lalmbench.workflow import job_limits
 
 
@@ -299,11 +299,13 @@ else:
 
 # A Snakemake killed mid-run (SIGKILL, a closed login session) leaves its lock, and under SLURM its jobs: the
 # next SLURM run of the same command cancels those jobs, removes the lock and goes on (lalmbench.workflow.driver).
-# Every run that executes jobs, local too, records itself, so a live one's lock is never taken for stale.
+# Every run that executes jobs, local or --nolock too, records itself, so a live one is never taken for gone; a
+# run stops beside a live --nolock one and while a killed local run's job processes still run.
 if workflow.is_main_process and executes(sys.argv, is_dry_run(sys.argv)):
+    check_alone(Path.cwd(), lock=takes_lock(sys.argv))
     if SLURM_PROFILE:
         recover(Path.cwd())
-    register(Path.cwd())
+    register(Path.cwd(), lock=takes_lock(sys.argv), slurm=bool(SLURM_PROFILE))
 
 
 def model_fp(w):
