@@ -53,12 +53,18 @@ def strip_thinking(text: str) -> tuple[str, bool]:
 
 # a new dialogue turn the model wrote itself ("...</answer>\nHuman: What is ...?"): what follows it
 # answers a question nobody asked
-_NEW_TURN = re.compile(r"(?m)^[ \t#*]*(?:Human|HUMAN|User|USER)[ \t]*:")
+_NEW_TURN = re.compile(r"(?m)^[ \t#*]*(?:Human|HUMAN|User|USER)[ \t]*:"
+                       # or the speaker's name alone on its line, with the turn after it ("C\nHuman\nB")
+                       r"|^[ \t]*(?:Human|HUMAN|User|USER|user)[ \t]*\n(?=\s*\S)")
 # closing pleasantries after an answer ("If you have any other questions, feel free to ask!")
 _SIGN_OFF = re.compile(
     r"(?is)(?:^|(?<=[.!?\n]))[ \t\n]*(?:(?:well|so|and)[, ]+)?(?:if\s+you\s+have\s+any\s+(?:other\s+|more\s+|further\s+)?"
     r"questions|feel\s+free\s+to\s+ask|let\s+me\s+know\s+if|(?:i\s+)?hope\s+(?:this|that|it)\s+helps"
-    r"|is\s+there\s+anything\s+else|what\s+do\s+you\s+think(?:\s+about\s+(?:that|it|this))?\s*\?)[^\n]{0,160}$")
+    r"|is\s+there\s+anything\s+else|what\s+do\s+you\s+think(?:\s+about\s+(?:that|it|this))?\s*\?"
+    # a privacy disclaimer a fine-tuned model appends to its answer ("D\nI'm sorry, but I can't disclose
+    # personal details or sensitive information."): it withdraws nothing it said
+    r"|i\s*(?:'m|am)\s+sorry,?\s+but\s+i\s+(?:can't|cannot|can\s+not)\s+(?:disclose|share|reveal)\b[^\n]{0,30}?"
+    r"\b(?:personal|private|sensitive)\b)[^\n]{0,160}$")
 
 
 def cut_new_turn(text: str) -> str:

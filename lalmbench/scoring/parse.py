@@ -48,7 +48,12 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals.
 
-Changelog: 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
+Changelog: 2.3.0 rules from round 5 of the collected corpus (SelectiveHearing's GPT, Qwen2.5-Omni-3B
+and fine-tuned outputs): a trailing privacy disclaimer after an answer ("D\nI'm sorry, but I can't
+disclose personal details ...") is cut like a sign-off; a speaker's name alone on its line
+("C\nHuman\nB") opens an invented turn; a refusal or doubt that ends in an answer statement picking
+the options' own non-answer ("... So, the correct choice is A. I do not have an answer") is that
+option (a pick of any other option after a refusal stays uncredited). 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
 (``</Reasoning>``, a stray ``</answer>``) end sentences, and answer blocks may be named ``answer``,
 ``conclusion``, ``final_answer`` or ``response``, a closing tag after a label (``A</Conclusion>``) or a
 label alone in angle brackets (``<B>``) states it; an invented next turn (``Human:``) and sign-offs are
@@ -93,7 +98,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.2.0"
+PARSER_VERSION = "2.3.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -504,6 +509,11 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
     v = at.vetoes(text, masked)
 
+    if v.refusal and "label-pattern" in stages:
+        res = _refusal_then_own_non_answer(text, masked, opts, phrases, labels_shown)
+        if res is not None:
+            return res
+
     lr = None
     if labels_shown and "label-pattern" in stages and not v.refusal:
         lr = al.label_read(text, opts, phrases, v, bool(occurrences))
@@ -570,6 +580,35 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                                     f"({text[after:b].strip()[:40]!r})")
         return _unnamed(text, opts, stages, labels_shown)
     return _unparseable("no stage matched")
+
+
+# an option that is itself a non-answer: the benchmark's "I don't know" choice
+_NON_ANSWER_OPTION = re.compile(r"(?i:\W*(?:i\s+(?:do\s+not|don't)\s+(?:know|have\s+(?:an?|the|enough)\s+(?:answer"
+                                r"|information))|not\s+enough\s+information|none\s+of\s+the\s+above|cannot\s+be"
+                                r"\s+determined|unknown)\b)")
+# what an answer phrase may be followed by before the option it picks: "is: A. ...", "is (A) ..."
+_PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S))")
+
+
+def _refusal_then_own_non_answer(text: str, masked: str, opts: tuple[tuple[str, str], ...],
+                                 phrases: Sequence[ot.OptionPhrase], labels_shown: bool) -> ParseResult | None:
+    """"I'm sorry, but I don't have that information ... So the correct choice is A. I do not have an
+    answer": a refusal or doubt that ends in an answer statement picking the options' own
+    non-answer is that option (the refusal agrees with it). Any other pick after a refusal stays a
+    guess, never credited."""
+    own = {lab for lab, t in opts if _NON_ANSWER_OPTION.match(t)}
+    ans = _last(at.ANSWER_IS, masked) if len(own) == 1 else None
+    if ans is None or not re.search(r"(?i:answer|choice|option)", ans.group(0)):
+        return None
+    end = min(len(text), ans.end() + 200)
+    stop = re.search(r"[.!?](?:\s|$)|\n", text[ans.end():end])
+    named = {lab for lab, _, _ in ot.find_options(text, ans.end(), end, phrases)}
+    m = _PICKED_LABEL.match(text, ans.end(), end) if labels_shown else None
+    picked = named | ({m.group("l")} if m and m.group("l") in dict(opts) else set())
+    if picked != own or (stop and not named and m is None):
+        return None
+    label, = own
+    return ParseResult(label, "label-pattern", "answer-is (the options' own non-answer, after a refusal)")
 
 
 # "option A", "choice 3", "the last option": a reference to an option by its place

@@ -1,8 +1,10 @@
-"""The parser against a careful grader on outputs collected, not written: 5,591 real outputs of 13
+"""The parser against a careful grader on outputs collected, not written: 7,191 real outputs of 17
 systems that their authors released in public repositories (tests/data/parse/collected/, sources,
 commits and licences in its README), 650 of them graded blind before the 2.2 rules were written
-(labels.jsonl: the option a careful reader takes, or none). The labels are data: a rule change that
-moves one shows here. Then the 2.2 rules, each on the shape of output that called for it.
+(labels.jsonl: the option a careful reader takes, or none), 300 outputs of four later systems graded
+blind before the 2.3 rules (labels_round5.jsonl), and the later rounds. The labels are data: a rule
+change that moves one shows here. Then the 2.2 and 2.3 rules, each on the shape of output that
+called for it.
 
     PYTHONPATH=$PWD .venv/bin/python -m pytest tests/scoring/test_parse_collected_corpus.py -s
 prints the per-system table (also ``bench/parser_agreement.py``)."""
@@ -163,3 +165,40 @@ RULES_2_2 = [
 def test_rules_of_2_2(why, raw, options, shown, label):
     res = parse_answer(raw, options, labels_shown=shown)
     assert res.label == label, res.reason
+
+
+SH = _opts("I do not have an answer", "Their boss", "Their dad", "Their mum", "Their friend")
+# (why, raw, options, label the grader takes, status of a non-answer or None)
+RULES_2_3 = [
+    # found by grading round 5 (labels_round5.jsonl) blind, before any of these rules
+    ("a label, then a fine-tuned model's privacy disclaimer",
+     "C\nI'm sorry, but I can't disclose personal details or sensitive information.", SH, "C", None),
+    ("a label, then a privacy disclaimer cut off", "C\n\nI'm sorry, but I can't share or access personal or private",
+     SH, "C", None),
+    ("a privacy disclaimer alone is a refusal", "I'm sorry, but I can't disclose personal details or sensitive "
+     "information.", SH, None, "non-answer"),
+    ("a label, then an invented turn opened by the speaker's name alone on its line", "C\nHuman\nHuman\n\n\nB\n\n\nC",
+     SH, "C", None),
+    ("a label, the speaker's name, then a disclaimer", "A\nHuman\nI'm sorry, but I can't disclose personal details or",
+     SH, "A", None),
+    ("a refusal that ends picking the options' own non-answer",
+     "I'm sorry, but I don't have the information regarding the response from the person on the phone in the "
+     "audio. So, the correct choice is A. I do not have an answer.", SH, "A", None),
+    ("doubt about the audio, then the options' own non-answer by its text",
+     "I cannot determine what letter the doctor wrote based on the given audio. The choice that fits this "
+     "situation is:A. I do not have the information to answer the question.",
+     _opts("I do not have the information to answer the question", "A referral", "A note for time off work"),
+     "A", None),
+    ("a refusal, then a pick of a content option, stays a refusal",
+     "I'm sorry, but I cannot hear the audio. So, the correct choice is C. Their dad.", SH, None, "non-answer"),
+    ("a refusal with no non-answer option to pick stays a refusal",
+     "I'm sorry, but I cannot hear the audio. The correct choice is A.", SOUNDS, None, "non-answer"),
+]
+
+
+@pytest.mark.parametrize("why,raw,options,label,status", RULES_2_3, ids=[c[0] for c in RULES_2_3])
+def test_rules_of_2_3(why, raw, options, label, status):
+    res = parse_answer(raw, options, labels_shown=True)
+    assert res.label == label, res.reason
+    if status is not None:
+        assert res.status == status, res.reason
