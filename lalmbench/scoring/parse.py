@@ -53,7 +53,8 @@ and fine-tuned outputs): a trailing privacy disclaimer after an answer ("D\nI'm 
 disclose personal details ...") is cut like a sign-off; a speaker's name alone on its line
 ("C\nHuman\nB") opens an invented turn; a refusal or doubt that ends in an answer statement picking
 the options' own non-answer ("... So, the correct choice is A. I do not have an answer") is that
-option (a pick of any other option after a refusal stays uncredited). 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
+option (a pick of any other option after a refusal stays uncredited); "the correct choice for <a
+long subject> is: A" is an answer statement. 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
 (``</Reasoning>``, a stray ``</answer>``) end sentences, and answer blocks may be named ``answer``,
 ``conclusion``, ``final_answer`` or ``response``, a closing tag after a label (``A</Conclusion>``) or a
 label alone in angle brackets (``<B>``) states it; an invented next turn (``Human:``) and sign-offs are
@@ -586,6 +587,9 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 _NON_ANSWER_OPTION = re.compile(r"(?i:\W*(?:i\s+(?:do\s+not|don't)\s+(?:know|have\s+(?:an?|the|enough)\s+(?:answer"
                                 r"|information))|not\s+enough\s+information|none\s+of\s+the\s+above|cannot\s+be"
                                 r"\s+determined|unknown)\b)")
+# an answer statement after a refusal: "So, the correct choice is", "My response is", "I'll choose"
+_PICKS = re.compile(r"(?i:\b(?:answer|choice|option|response)\b[^.!?\n]{0,40}?\b(?:is|would\s+be)\b\s*:?"
+                    r"|\bi(?:'ll|\s+will|\s+would)?\s+(?:choose|pick|select|go\s+with)\b)")
 # what an answer phrase may be followed by before the option it picks: "is: A. ...", "is (A) ..."
 _PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S))")
 
@@ -597,8 +601,8 @@ def _refusal_then_own_non_answer(text: str, masked: str, opts: tuple[tuple[str, 
     non-answer is that option (the refusal agrees with it). Any other pick after a refusal stays a
     guess, never credited."""
     own = {lab for lab, t in opts if _NON_ANSWER_OPTION.match(t)}
-    ans = _last(at.ANSWER_IS, masked) if len(own) == 1 else None
-    if ans is None or not re.search(r"(?i:answer|choice|option)", ans.group(0)):
+    ans = _last(_PICKS, masked) if len(own) == 1 else None
+    if ans is None:
         return None
     end = min(len(text), ans.end() + 200)
     stop = re.search(r"[.!?](?:\s|$)|\n", text[ans.end():end])

@@ -189,6 +189,16 @@ RULES_2_3 = [
      "situation is:A. I do not have the information to answer the question.",
      _opts("I do not have the information to answer the question", "A referral", "A note for time off work"),
      "A", None),
+    # found on ungraded outputs of the same release after round 6 (the rounds' labels do not move)
+    ("'My response is' after a refusal, picking the options' own non-answer",
+     "I'm sorry, but I can't determine what Speaker 2 would use the hand geometry for based on the audio content "
+     "provided. My response is A. I do not have an answer.", SH, "A", None),
+    ("'I'll choose' after a refusal, picking the options' own non-answer", "I'm sorry, but I can't determine the "
+     "concern from the audio clip. Therefore, I'll choose B. I don't know.", _opts("Budget", "I don't know", "Time"),
+     "B", None),
+    ("the correct choice for a long subject is: a label", "The correct choice for the medium used for TV "
+     "transmission is:A. Radio waves.", _opts("Radio waves", "Bluetooth", "Wi-Fi", "I do not have an answer"), "A",
+     None),
     ("a refusal, then a pick of a content option, stays a refusal",
      "I'm sorry, but I cannot hear the audio. So, the correct choice is C. Their dad.", SH, None, "non-answer"),
     ("a refusal with no non-answer option to pick stays a refusal",
