@@ -230,10 +230,35 @@ def selective_hearing_more():
                              commit, path, i, r["question"], opts(texts), True, r["pred"])
 
 
+def mmau_pro_audio_noise():
+    """One harness's MMAU-Pro run released as two parquet files: the model (not named in the release;
+    its inference script offers Qwen2.5-Omni, Qwen3-Omni and Gemma 3n) on the real audio, and on one
+    white-noise clip in place of every item's audio, so that the second shows what a model writes when
+    it hears nothing (no sound, an image it imagines, then often an answer). The prompt numbered the
+    options ``1) …``, so the labels are the numbers shown. Open and instruction items have no options."""
+    import io
+
+    import pandas as pd
+
+    repo, commit = "jemin7709/audio-llm-benchmark", "d75410cc991036b652da79a63b5f5f92aadcf0cc"
+    for name, system, seed in (("predictions_with_audio", "MMAU-Pro harness model (real audio)", 201),
+                               ("predictions_with_noise", "MMAU-Pro harness model (white noise for audio)", 202)):
+        path = f"experiments/similarity/audio_similarity/{name}.parquet"
+        git_dir = MIRROR / repo.replace("/", "+") / "repo"
+        blob = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], check=True,
+                              capture_output=True).stdout
+        rows = [r for r in pd.read_parquet(io.BytesIO(blob)).to_dict("records")
+                if r["choices"] is not None and len(r["choices"]) >= 2]
+        for r in sample(rows, 500, seed):
+            options = [{"label": str(i + 1), "text": str(t)} for i, t in enumerate(r["choices"])]
+            yield record("mmau_pro_audio_noise", system, "chat", f"MMAU-Pro {r['category']}", repo, commit, path,
+                         r["id"], r["question"], options, True, r["model_output"])
+
+
 SOURCES = (desta25_mmau, r1aqa_omni_mmau, selective_hearing, af3_think, qwen_omni_xml, qwen3_omni_thinking,
-           salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more)
+           salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more, mmau_pro_audio_noise)
 #: the sources of the first grading rounds (labels.jsonl, round 2, round 3); later sources were added for
-#: round 5 (labels_round5.jsonl, labels_round6.jsonl)
+#: round 5 (labels_round5.jsonl, labels_round6.jsonl) and round 7 (labels_round7.jsonl)
 FIRST_SOURCES = SOURCES[:9]
 
 
