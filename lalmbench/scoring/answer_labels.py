@@ -224,6 +224,22 @@ def norm_texts(texts: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(normalise_text(t) for t in texts)
 
 
+_SENTENCE_OPEN = re.compile(r"[.!?\n][\s*>#-]*")
+_IF = re.compile(r"(?i:if|unless|assuming)\b")
+
+
+def _conditional(text: str, pos: int) -> bool:
+    """Whether the sentence around ``pos`` opens with a condition ("If the sound is clearly a fan,
+    then either 1) or 2) could be possible"): options weighed under a supposition, after an
+    explicit answer, withdraw nothing."""
+    start = 0
+    for m in _SENTENCE_OPEN.finditer(text, max(0, pos - 400), pos):
+        start = m.end()
+    if start == 0:
+        start = len(text) - len(text.lstrip(" \t*>#-"))
+    return _IF.match(text, start) is not None
+
+
 def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> LabelRead | None:
     """Label decision on text whose option texts were already blanked out. Labels inside
     uncertain clauses ("not sure, maybe C") are not mentions."""
@@ -246,7 +262,7 @@ def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> LabelRe
     hedges = [m for m in rx.hedge.finditer(text) if not v.vetoed_at(m.start())]
     if len(explicit) == 1:
         (label, (name, pos)), = explicit.items()
-        late = [h for h in hedges if h.end() > pos]
+        late = [h for h in hedges if h.end() > pos and not _conditional(text, h.start())]
         if late:
             return LabelRead("hard", reason=f"several labels ({late[0].group(0)!r})")
         return LabelRead("explicit", label, name, pos)

@@ -195,8 +195,12 @@ _CLAUSE_END = re.compile(r"[,;:]")
 _REFUSAL = re.compile(
     r"(?i:\bi\s*(?:'m|am)\s+sorry\b|\bi\s+apologi[sz]e\b|\bas\s+an?\s+(?:ai\b|text[- ]based|language\s+model"
     r"|large\s+language)|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|(?:do\s+not|don't)\s+have\s+"
-    r"(?:the\s+)?(?:ability|capability)\s+to)\s+(?:directly\s+)?(?:hear|listen|access|process|play|perceive"
-    r"|analy[sz]e\s+(?:the\s+|this\s+)?audio)\b|\bno\s+audio\b|\b(?:none|neither)\s+of\s+(?:the|these)\b)")
+    r"(?:the\s+)?(?:ability|capability)\s+to)\s+(?:directly\s+)?(?:hear(?!\s+(?:the|any|an?)\s+"
+    r"(?!(?:audio|clip|recording|sound|file|track|music|song|speech)\b)\w)|listen|access|process|play|perceive"
+    r"|analy[sz]e\s+(?:the\s+|this\s+)?audio)\b|\bno\s+audio\b(?!\s+evidence)"
+    r"|\b(?:none|neither)\s+of\s+(?:the|these)\b)")
+# "Based on the provided URLs (which I cannot directly access)": links refused, not the audio
+_LINKS_BEFORE = re.compile(r"(?i:\b(?:urls?|links?|websites?|web\s+pages?)\b[^.!?\n]{0,30}$)")
 # uncertainty about the audio itself ("I can't tell from the audio") is a refusal too
 _AUDIO_WORDS = re.compile(r"(?i:\b(?:audio|clip|recording|sound\s+file|listen\w*|hear\w*)\b)")
 #: sentences that commit to an answer in so many words: the only markers that count in an output
@@ -290,7 +294,9 @@ def vetoes(text: str, masked: str) -> Vetoes:
     """Vetoes of ``text``; ``masked`` is the same text with quoted speech and option texts blanked
     (so "None of the above" as an option, or a quoted "I'm sorry", never vetoes). One pass per
     cue kind; a cue's clause is found by bisecting the sorted clause boundaries."""
-    m = next((r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)), None)
+    m = next((r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)
+              and not ("access" in r.group(0).lower() and _LINKS_BEFORE.search(masked, max(0, r.start() - 60),
+                                                                              r.start()))), None)
     if m:
         return Vetoes(m.group(0), (), ())
     neg = [c.start() for c in _NEGATION.finditer(masked)]
@@ -331,6 +337,10 @@ def vetoes(text: str, masked: str) -> Vetoes:
     negated = {_negated_span(masked, pos, around(pos, cuts), around(pos, sent_cuts)[0]) for pos in neg} - uncertain
     for a, b in negated:
         wide.append((a, _list_end(masked, b, cuts)))
+    # "we cannot determine if the number will increase, decrease, or remain constant" doubts all three
+    for a, b in uncertain:
+        if _UNCERTAIN.search(masked, a, b) and (end := _list_end(masked, b, cuts)) > b:
+            wide.append((b, end))
     for m in _OTHER_OPTIONS.finditer(masked):
         # from the clause that brings them up to the end of the sentence: "X fits best, since the
         # other options don't match" keeps X

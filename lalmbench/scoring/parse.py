@@ -48,7 +48,17 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals.
 
-Changelog: 2.3.0 rules from round 5 of the collected corpus (SelectiveHearing's GPT, Qwen2.5-Omni-3B
+Changelog: 2.3.0 rules from round 7 (MMAU-Pro outputs of one model on real audio and on white noise, options
+numbered ``1)``): a list item whose bold heading names an option it then describes ("* **Flanger:** Creates
+a sweeping sound", "Let's look at why the other options are less likely: * **1) ...** ...") is no
+conclusion and contradicts no answer; options named inside a quotation after the answer are its evidence;
+a bare label that is also another option's text ("the answer is **1**" with option 4 "1") is ambiguous;
+a numeral after "Speaker", "Audio", "Track", ... names that thing, it is no count; a doubt over a list
+("cannot determine if it will increase, decrease, or remain constant") covers every item; "If ..., then
+either 1) or 2) could be possible" after an explicit answer supposes and withdraws nothing; hearing
+something other than the audio ("we can't hear the instruments"), "no audio evidence" and links it
+cannot access ("the URLs (which I cannot directly access)") refuse nothing. Rules from round 5 of the collected corpus
+(SelectiveHearing's GPT, Qwen2.5-Omni-3B
 and fine-tuned outputs): a trailing privacy disclaimer after an answer ("D\nI'm sorry, but I can't
 disclose personal details ...") is cut like a sign-off; a speaker's name alone on its line
 ("C\nHuman\nB") opens an invented turn; a refusal or doubt that ends in an answer statement picking
@@ -215,9 +225,10 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
             sentences = sentences[:-1]
         marker = at.STRONG_MARKER if cut else at.MARKER
         marks = [i for i, (s, e) in enumerate(sentences)
-                 if marker.search(masked, s, e) or (not cut and _SO_START.match(masked, s, e))
+                 if not _list_heading(text, masked, s, phrases)
+                 and (marker.search(masked, s, e) or (not cut and _SO_START.match(masked, s, e))
                  or (not cut and _LEAD_IN.search(masked, s, e) and i + 1 < len(sentences)
-                     and len({lab for lab, _, _ in ot.find_options(text, *sentences[i + 1], phrases)}) == 1)]
+                     and len({lab for lab, _, _ in ot.find_options(text, *sentences[i + 1], phrases)}) == 1))]
         if marks:
             k = marks[-1]
             if not at.ANSWER_IS.search(masked, *sentences[k]):
@@ -272,10 +283,15 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         where = f"{where}, {read[2]}"
     label, = named.asserted
     pos = named.spans[-1][1]
+    quotes = at.quoted_spans(text)
     for s, e in sentences[k + 1:]:
-        if s < b:
+        if s < b or _list_heading(text, masked, s, phrases):
             continue
-        later = ot.named_options(text, s, e, phrases, v).asserted
+        # options named inside a quotation ("The text states: \"The mic-holder has no children. ...\"")
+        # are its evidence, not another conclusion
+        named_later = ot.named_options(text, s, e, phrases, v)
+        later = {lab for lab, oa, ob in named_later.spans if lab in named_later.asserted
+                 and not any(qa <= oa and ob <= qb for qa, qb in quotes)}
         if later - {label}:
             return _Conclusion(None, f"{where} names {label} but a later sentence names {sorted(later - {label})}",
                                hard=True)
@@ -300,6 +316,24 @@ def _statement(masked: str, sentences: list[tuple[int, int]], k: int) -> tuple[i
     if masked[a:b].rstrip().endswith(":") and k + 1 < len(sentences):
         b = sentences[k + 1][1]
     return a, b
+# "* **Flanger:** Creates a sweeping sound": a list item whose bold heading is an option it goes on to
+# describe (the rest of its line); "Let's look at why the other options are less likely:" lists them so
+_LIST_HEADING = re.compile(r"[ \t]*(?:[*•+-]|\d{1,2}[.)])[ \t]+\*\*(?P<h>[^*\n]{1,400}?)\*\*(?P<rest>[^\n]*)")
+
+
+def _list_heading(text: str, masked: str, start: int, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether the sentence at ``start`` opens a list item that discusses the option its bold heading
+    names, with a description after the heading and no answer statement in it: such an item is one
+    option gone through, not a conclusion, wherever the list stands."""
+    line = text.rfind("\n", 0, start) + 1
+    if text[line:start].strip():
+        return False
+    m = _LIST_HEADING.match(text, line)
+    if m is None or not re.search(r"\w", m.group("rest")) or at.STRONG_MARKER.search(masked, *m.span()):
+        return False
+    return bool(ot.find_options(text, *m.span("h"), phrases))
+
+
 # the text after "the answer is" holds a word (not just a label, which the label stage reads)
 _WORDS_AFTER = re.compile(r"[\s*\"'“”:]*(?![(\[]?[A-Z][)\].,:]?[\s*\"']*(?:$|\n))[\w]", re.UNICODE)
 
@@ -333,7 +367,7 @@ def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], labe
                         and not set(by_label[other].words) < set(mine.words):
                     return f"label {label} but the text says option {other}"
     for s, e in sentences[k + 1:]:
-        if not at.MARKER.search(masked, s, e):
+        if not at.MARKER.search(masked, s, e) or _list_heading(text, masked, s, phrases):
             continue
         named = ot.named_options(text, s, e, phrases, v).asserted
         if len(named) == 1 and label not in named:
@@ -520,6 +554,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         lr = al.label_read(text, opts, phrases, v, bool(occurrences))
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
+        if lr is not None and lr.label is not None and (other := _label_is_other_text(text, lr, opts, phrases)):
+            return _unparseable(f"label {lr.label} is also option {other}'s text")
         if lr is not None and lr.kind == "explicit":
             why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
             return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
@@ -581,6 +617,20 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                                     f"({text[after:b].strip()[:40]!r})")
         return _unnamed(text, opts, stages, labels_shown)
     return _unparseable("no stage matched")
+
+
+def _label_is_other_text(text: str, lr: al.LabelRead, opts: tuple[tuple[str, str], ...],
+                         phrases: Sequence[ot.OptionPhrase]) -> str | None:
+    """The option whose text is the label read, when the label stands bare: with options numbered
+    ``1) 2 | 2) 0 | 3) 4 | 4) 1``, "the answer is **1**" may be label 1 or the count one (option 4).
+    A label followed by its own text ("4) 1") is whole."""
+    others = [lab for lab, t in opts if lab != lr.label and normalise_text(t) == normalise_text(lr.label)]
+    if not others:
+        return None
+    end = lr.pos + len(lr.label)
+    if ot.starts_with_option(text, end, min(len(text), end + 300), phrases) == lr.label:
+        return None
+    return others[0]
 
 
 # an option that is itself a non-answer: the benchmark's "I don't know" choice

@@ -55,7 +55,9 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     t = total(tally(collected_rows(labels), "system"))
     print(t.row(labels, "all"))
     assert t.wrong == 0 and t.over == 0
-    assert t.agreement >= 0.98
+    # round 7 (issue 38's target, 97%): of its three misses, one is a bare numeral that is one option's
+    # label and another's text (refused by rule), two need the question ("which were not launched")
+    assert t.agreement >= (0.97 if labels == "labels_round7.jsonl" else 0.98)
 
 
 def _opts(*texts):
@@ -212,3 +214,74 @@ def test_rules_of_2_3(why, raw, options, label, status):
     assert res.label == label, res.reason
     if status is not None:
         assert res.status == status, res.reason
+
+
+_BY_CASE = {r["case"]: r for r in collected_rows("labels_round7.jsonl")}
+
+
+def _collected(case: str) -> dict:
+    """One collected output by its case id, graded or not (the real shape a rule was written for)."""
+    if case in _BY_CASE:
+        return _BY_CASE[case]
+    source = case.rsplit("-", 1)[0]
+    for line in (COLLECTED / f"{source}.jsonl").read_text(encoding="utf-8").splitlines():
+        if f'"{case}"' in line:
+            return json.loads(line)
+    raise KeyError(case)
+
+
+# round 7 (MMAU-Pro outputs of one model on real audio and on white noise): each rule on the output
+# that called for it, by case; graded ones must agree with the grader's label
+RULES_ROUND_7 = [
+    ("list items after the answer discuss the other options by bold heading ('* **Chorus:** Creates ...')",
+     "mmau_pro_audio_noise-0661", "1", "conclusion"),
+    ("a bold option heading with its label in a 'why the others are less likely' list is no conclusion",
+     "mmau_pro_audio_noise-0217", "4", "conclusion"),
+    ("a bulleted timeline of the other options after the answer", "mmau_pro_audio_noise-0882", "3", "conclusion"),
+    ("'Here's why' items naming the rejected options do not contradict a label with its text",
+     "mmau_pro_audio_noise-0950", "2", "label-pattern"),
+    ("'Let's look at why the other options are less likely' after 'The correct answer is **3) ...**'",
+     "mmau_pro_audio_noise-0481", "3", "label-pattern"),
+    ("a bare number that is one option's label and another option's text is ambiguous",
+     "mmau_pro_audio_noise-0568", None, "unparseable"),
+    ("the same in a boxed answer after a count", "mmau_pro_audio_noise-0104", None, "unparseable"),
+    ("a label followed by its own numeric text is whole ('4) 1')", "mmau_pro_audio_noise-0576", "4", None),
+    ("'can't hear the instruments' describes the music, it refuses nothing", "mmau_pro_audio_noise-0195", "2",
+     None),
+    ("'no audio evidence' for the other options is no refusal", "mmau_pro_audio_noise-0857", "1", None),
+    ("URLs it cannot access are not the audio", "mmau_pro_audio_noise-0304", "2", None),
+    ("options named inside a quotation after the answer are its evidence", "mmau_pro_audio_noise-0803", "3", None),
+    ("a request for the audio stays a non-answer", "mmau_pro_audio_noise-0973", None, "non-answer"),
+    ("'cannot determine if it will increase, decrease, or remain constant' doubts the whole list",
+     "mmau_pro_audio_noise-0075", "3", "conclusion"),
+    ("'Speaker 1' and 'Speaker 2' name speakers, not the counts 1 and 2", "mmau_pro_audio_noise-0888", "1",
+     "conclusion"),
+    ("'If ..., then either 1) or 2) could be possible' after the answer supposes, it withdraws nothing",
+     "mmau_pro_audio_noise-0327", "3", "label-pattern"),
+]
+
+
+@pytest.mark.parametrize("why,case,label,status", RULES_ROUND_7, ids=[c[0] for c in RULES_ROUND_7])
+def test_rules_of_round_7_on_the_outputs_that_called_for_them(why, case, label, status):
+    r = _collected(case)
+    if "label" in r:
+        assert r["label"] == label or label is None, "a rule test must not disagree with the grader"
+    res = parse_answer(r["raw"], r["options"], labels_shown=r["labels_shown"])
+    assert res.label == label, res.reason
+    if status is not None:
+        assert res.status == status, res.reason
+
+
+@pytest.mark.parametrize("raw", [
+    "I'm sorry, but I cannot hear the music. The answer is B.",
+    "There is no audio. The answer is B.",
+    "I can't hear any sound in the clip, so I'd guess B.",
+    "I cannot access the audio file. The answer is B.",
+])
+def test_refusals_of_the_audio_itself_still_veto_the_whole_output(raw):
+    assert parse_answer(raw, SOUNDS).status == "non-answer"
+
+
+def test_a_list_item_that_states_the_answer_still_concludes():
+    raw = "Let me go through them:\n* **Dog barking:** no, too high.\n* **Final answer:** Bird singing"
+    assert parse_answer(raw, SOUNDS).label == "C"
