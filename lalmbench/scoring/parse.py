@@ -236,7 +236,8 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
                 # "... points toward electronic dance elements. This isn't folk. It's definitely got
                 # a club-ready beat." concludes in the first of them
                 k = next((i for i in reversed(marks)
-                          if ot.named_options(text, *_statement(masked, sentences, i), phrases, v).asserted), k)
+                          if ot.named_options(text, *_statement(masked, sentences, i), phrases, v).asserted
+                          and not _opens_list(text, masked, sentences, i, phrases)), k)
             where = "final answer statement"
         elif cut:
             return _Conclusion(None, "analysis cut off before its conclusion", hard=True, cut=True)
@@ -283,11 +284,12 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         where = f"{where}, {read[2]}"
     label, = named.asserted
     pos = named.spans[-1][1]
-    quotes = at.quoted_spans(text)
+    # a quoted passage (it holds a sentence end), not a quoted option name ("\"Water Concerto\" emerges")
+    quotes = [(qa, qb) for qa, qb in at.quoted_spans(text) if re.search(r"[.!?](?:\s|[\"”’」]?$)", text[qa:qb])]
     for s, e in sentences[k + 1:]:
         if s < b or _list_heading(text, masked, s, phrases):
             continue
-        # options named inside a quotation ("The text states: \"The mic-holder has no children. ...\"")
+        # options named inside a quoted passage ("The text states: \"The mic-holder has no children. ...\"")
         # are its evidence, not another conclusion
         named_later = ot.named_options(text, s, e, phrases, v)
         later = {lab for lab, oa, ob in named_later.spans if lab in named_later.asserted
@@ -321,17 +323,30 @@ def _statement(masked: str, sentences: list[tuple[int, int]], k: int) -> tuple[i
 _LIST_HEADING = re.compile(r"[ \t]*(?:[*•+-]|\d{1,2}[.)])[ \t]+\*\*(?P<h>[^*\n]{1,400}?)\*\*(?P<rest>[^\n]*)")
 
 
+def _opens_list(text: str, masked: str, sentences: list[tuple[int, int]], k: int,
+                phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether sentence ``k`` is a lead-in ("Here's why each option is plausible or implausible:")
+    whose colon runs on into a list of options gone through, not into an answer."""
+    a, b = sentences[k]
+    return (masked[a:b].rstrip().endswith(":") and k + 1 < len(sentences)
+            and not at.STRONG_MARKER.search(masked, a, b) and _list_heading(text, masked, sentences[k + 1][0], phrases))
+
+
 def _list_heading(text: str, masked: str, start: int, phrases: Sequence[ot.OptionPhrase]) -> bool:
     """Whether the sentence at ``start`` opens a list item that discusses the option its bold heading
-    names, with a description after the heading and no answer statement in it: such an item is one
-    option gone through, not a conclusion, wherever the list stands."""
+    names (or some of its words), with a description after the heading and no answer statement in
+    it: such an item is one option gone through, not a conclusion, wherever the list stands."""
     line = text.rfind("\n", 0, start) + 1
     if text[line:start].strip():
         return False
     m = _LIST_HEADING.match(text, line)
     if m is None or not re.search(r"\w", m.group("rest")) or at.STRONG_MARKER.search(masked, *m.span()):
         return False
-    return bool(ot.find_options(text, *m.span("h"), phrases))
+    if ot.find_options(text, *m.span("h"), phrases):
+        return True
+    # "* **Park:** While possible, ..." for "In a park": the heading is an option's words, shortened
+    head = tokens(m.group("h")) - _FUNCTION_WORDS
+    return bool(head) and any(head <= tokens(p.raw) for p in phrases)
 
 
 # the text after "the answer is" holds a word (not just a label, which the label stage reads)

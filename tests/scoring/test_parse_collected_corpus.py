@@ -258,6 +258,14 @@ RULES_ROUND_7 = [
      "conclusion"),
     ("'If ..., then either 1) or 2) could be possible' after the answer supposes, it withdraws nothing",
      "mmau_pro_audio_noise-0327", "3", "label-pattern"),
+    # ungraded outputs of the same files and of Qwen3-Omni, read while checking what the rules above change
+    ("a heading with some of an option's words ('* **Park:**' for 'In a park') is a list item too",
+     "mmau_pro_audio_noise-0433", "3", "conclusion"),
+    ("a lead-in whose colon opens the option-by-option list answers nothing; 'either 1 or 2' stays unread",
+     "mmau_pro_audio_noise-0774", None, "unparseable"),
+    ("a quoted option name ('\"Water Concerto\" emerges as optimal') is no quoted passage: it still blocks",
+     "qwen3_omni_thinking-0489", None, "unparseable"),
+    ("a quoted restated option still blocks an earlier one", "qwen3_omni_thinking-0104", None, "unparseable"),
 ]
 
 
