@@ -57,7 +57,11 @@ a numeral after "Speaker", "Audio", "Track", ... names that thing, it is no coun
 ("cannot determine if it will increase, decrease, or remain constant") covers every item; "If ..., then
 either 1) or 2) could be possible" after an explicit answer supposes and withdraws nothing; hearing
 something other than the audio ("we can't hear the instruments"), "no audio evidence" and links it
-cannot access ("the URLs (which I cannot directly access)") refuse nothing. Rules from round 5 of the collected corpus
+cannot access ("the URLs (which I cannot directly access)") refuse nothing; from round 8: labels joined
+by "and" after an explicit answer go through the others when introduced as "options" ("While options
+1, 2, and 3 are also true") or, with numbered options, when they are bare numbers ("the set
+containing 1 and 2"); a bold label with its own text misspelt or spaced otherwise ("**3) Being
+punk**" for "Beeing punk") is that label; "the other options are ..." echoes no list. Rules from round 5 of the collected corpus
 (SelectiveHearing's GPT, Qwen2.5-Omni-3B
 and fine-tuned outputs): a trailing privacy disclaimer after an answer ("D\nI'm sorry, but I can't
 disclose personal details ...") is cut like a sign-off; a speaker's name alone on its line

@@ -55,9 +55,10 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     t = total(tally(collected_rows(labels), "system"))
     print(t.row(labels, "all"))
     assert t.wrong == 0 and t.over == 0
-    # round 7 (issue 38's target, 97%): of its three misses, one is a bare numeral that is one option's
-    # label and another's text (refused by rule), two need the question ("which were not launched")
-    assert t.agreement >= (0.97 if labels == "labels_round7.jsonl" else 0.98)
+    # rounds 7 and 8 (issue 38's target, 97%): of their four misses, two are a bare numeral that is one
+    # option's label and another's text (refused by rule), one needs the question ("which were not
+    # launched"), one a later sentence's "10" that is no answer
+    assert t.agreement >= (0.97 if labels in ("labels_round7.jsonl", "labels_round8.jsonl") else 0.98)
 
 
 def _opts(*texts):
@@ -216,7 +217,8 @@ def test_rules_of_2_3(why, raw, options, label, status):
         assert res.status == status, res.reason
 
 
-_BY_CASE = {r["case"]: r for r in collected_rows("labels_round7.jsonl")}
+_BY_CASE = {r["case"]: r for labels in ("labels_round7.jsonl", "labels_round8.jsonl")
+            for r in collected_rows(labels)}
 
 
 def _collected(case: str) -> dict:
@@ -234,10 +236,10 @@ def _collected(case: str) -> dict:
 # that called for it, by case; graded ones must agree with the grader's label
 RULES_ROUND_7 = [
     ("list items after the answer discuss the other options by bold heading ('* **Chorus:** Creates ...')",
-     "mmau_pro_audio_noise-0661", "1", "conclusion"),
+     "mmau_pro_audio_noise-0661", "1", None),
     ("a bold option heading with its label in a 'why the others are less likely' list is no conclusion",
      "mmau_pro_audio_noise-0217", "4", "conclusion"),
-    ("a bulleted timeline of the other options after the answer", "mmau_pro_audio_noise-0882", "3", "conclusion"),
+    ("a bulleted timeline of the other options after the answer", "mmau_pro_audio_noise-0882", "3", None),
     ("'Here's why' items naming the rejected options do not contradict a label with its text",
      "mmau_pro_audio_noise-0950", "2", "label-pattern"),
     ("'Let's look at why the other options are less likely' after 'The correct answer is **3) ...**'",
@@ -260,12 +262,27 @@ RULES_ROUND_7 = [
      "mmau_pro_audio_noise-0327", "3", "label-pattern"),
     # ungraded outputs of the same files and of Qwen3-Omni, read while checking what the rules above change
     ("a heading with some of an option's words ('* **Park:**' for 'In a park') is a list item too",
-     "mmau_pro_audio_noise-0433", "3", "conclusion"),
+     "mmau_pro_audio_noise-0433", "3", None),
     ("a lead-in whose colon opens the option-by-option list answers nothing; 'either 1 or 2' stays unread",
      "mmau_pro_audio_noise-0774", None, "unparseable"),
     ("a quoted option name ('\"Water Concerto\" emerges as optimal') is no quoted passage: it still blocks",
      "qwen3_omni_thinking-0489", None, "unparseable"),
     ("a quoted restated option still blocks an earlier one", "qwen3_omni_thinking-0104", None, "unparseable"),
+    # found by round 8 (graded after the rules above; its cases below are graded)
+    ("'options 2, 3, and 4 refer to ...' after the answer goes through the others", "mmau_pro_audio_noise-0202",
+     "1", "label-pattern"),
+    ("'While options 1, 2, and 3 are also true, option 4 best ...'", "mmau_pro_audio_noise-0439", "4",
+     "label-pattern"),
+    ("with numbered options, bare numbers in the working ('the set containing 1 and 2') hedge nothing",
+     "mmau_pro_audio_noise-0470", "3", "label-pattern"),
+    ("a bold label with its own text misspelt ('**3) Being punk**' for 'Beeing punk')", "mmau_pro_audio_noise-0416",
+     "3", "label-pattern"),
+    ("a bold label with its own text spaced otherwise ('the makeup' for 'The make up'); 'the other options are "
+     "not mentioned' echoes no list", "mmau_pro_audio_noise-0409", "4", "label-pattern"),
+    ("a slash option after 'the most likely is **2/4**. However, 2/4 is not one of the options'",
+     "mmau_pro_audio_noise-0670", "2", "label-pattern"),
+    ("'there are **2** languages' with option 4 '2' and label 2: still ambiguous", "mmau_pro_audio_noise-0428",
+     None, "unparseable"),
 ]
 
 
