@@ -100,8 +100,12 @@ def final_sentence_names_one(raw: str, options: list[dict]) -> bool:
 
 
 #: the grading rounds of the collected corpus: ``labels.jsonl`` (650, graded before any rule change),
-#: then two samples graded after the rules of each round, before the next (they found what it fixed)
-ROUNDS = ("labels.jsonl", "labels_round2.jsonl", "labels_round3.jsonl")
+#: then samples graded after the rules of each round, before the next (they found what it fixed);
+#: round 5 (300 outputs of four systems added for it, graded before the 2.3 rules) and round 6 (100
+#: more of them, graded after); round 7 (120 MMAU-Pro outputs of one model on real audio and on white
+#: noise, graded before the rules they called for) and round 8 (60 more of them, graded after)
+ROUNDS = ("labels.jsonl", "labels_round2.jsonl", "labels_round3.jsonl", "labels_round5.jsonl",
+          "labels_round6.jsonl", "labels_round7.jsonl", "labels_round8.jsonl")
 
 
 def collected_rows(labels: str = "labels.jsonl") -> list[dict]:

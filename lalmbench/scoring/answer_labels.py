@@ -22,7 +22,9 @@ ANSWER_TAG_NAMES = r"(?i:answer|conclusion|final[ _]?answer|response)"
 
 _NEG_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bexcept|\bneither|\bnor|\brather\s+than|\binstead\s+of|\bno)"
                          r"\s+(?:option\s+|choice\s+|answer\s+|letter\s+)?[(\[*\"']*$", re.IGNORECASE)
-_ECHO = re.compile(r"(?i:\b(?:options|choices)\s*(?:are|:)|\bhere\s+are\s+the\b|\bthe\s+following\s+(?:options"
+# "the other options are not mentioned" rejects them, it echoes no list
+_ECHO = re.compile(r"(?i:(?<!other\s)\b(?:options|choices)\s*(?:are|:)|\bhere\s+are\s+the\b"
+                   r"|\bthe\s+following\s+(?:options"
                    r"|choices)\b)")
 
 
@@ -53,6 +55,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
     # "option:"/"choice:" is an answer statement only as "the correct option:" or at a line start:
     # "considering every option: (b) ..." lists options, it does not answer
     answer_is = (r"(?i:(?:\b(?:answer|choice|option)\s*(?:is|would\s+be|should\s+be|will\s+be)|\banswer\s*[:=\-]"
+                 # "the correct choice for the medium used for TV transmission is:A."
+                 r"|\b(?:correct|right|best|final)\s+(?:answer|choice|option)\b[^.!?\n:]{1,60}?\b(?:is|would\s+be)\s*:"
                  r"|\b(?:correct|best|final|chosen|selected|my)\s+(?:option|choice)\s*[:=\-]"
                  r"|(?m:^)[ \t*>#\-]*(?:option|choice)\s*[:=\-])\s*(?:[:\-]\s*)?"
                  r"(?:option\s+|choice\s+|letter\s+)?)")
@@ -199,7 +203,35 @@ def label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Veto
     conflict = _label_text_conflict(text, rx, phrases, norm_texts(texts)) if names_options else None
     if conflict:
         return LabelRead("hard", reason=conflict)
-    return _label_mentions(_scrub_cut_own_text(_scrub_option_texts(text, texts), opts), labels, v)
+    return _label_mentions(_scrub_own_variants(_scrub_cut_own_text(_scrub_option_texts(text, texts), opts), opts),
+                           labels, v)
+
+
+_BOLD_LABEL_TEXT = re.compile(r"\*\*[ \t]*[(\[]?(?P<l>\w{1,2})[)\].:][ \t]*(?P<t>[^*\n]{2,200}?)[ \t]*\*\*")
+
+
+def _compact(s: str) -> str:
+    return re.sub(r"[\W_]+", "", s.casefold())
+
+
+def _scrub_own_variants(text: str, opts: tuple[tuple[str, str], ...]) -> str:
+    """"**3) Being punk**" for option 3 "Beeing punk", "**4) the makeup**" for "The make up": a bold
+    label followed by its own text, misspelt or spaced differently (one edit in twelve characters, and
+    closer to it than to any other option), is that label with its text; the text is blanked like a
+    verbatim one so that the bold label is read. Same length."""
+    from rapidfuzz.distance import Levenshtein
+
+    own, spans = dict(opts), []
+    for m in _BOLD_LABEL_TEXT.finditer(text):
+        mine = own.get(m.group("l"))
+        said = _compact(m.group("t"))
+        if not mine or not said.strip():
+            continue
+        d = Levenshtein.distance(said, _compact(mine))
+        if d <= max(1, len(said) // 12) and all(Levenshtein.distance(said, _compact(t)) > d
+                                                 for lab, t in opts if lab != m.group("l")):
+            spans.append(m.span("t"))
+    return at.blank(text, spans) if spans else text
 
 
 _LABEL_THEN_TEXT = re.compile(r"^[ \t*]*[(\[]?(?P<l>[A-Z])[)\].:][ \t]+(?P<rest>[^\n]+?)[ \t]*$")
@@ -220,6 +252,34 @@ def _scrub_cut_own_text(text: str, opts: tuple[tuple[str, str], ...]) -> str:
 @lru_cache(maxsize=4096)
 def norm_texts(texts: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(normalise_text(t) for t in texts)
+
+
+_SENTENCE_OPEN = re.compile(r"[.!?\n][\s*>#-]*")
+_IF = re.compile(r"(?i:if|unless|assuming)\b")
+
+
+def _conditional(text: str, pos: int) -> bool:
+    """Whether the sentence around ``pos`` opens with a condition ("If the sound is clearly a fan,
+    then either 1) or 2) could be possible"): options weighed under a supposition, after an
+    explicit answer, withdraw nothing."""
+    start = 0
+    for m in _SENTENCE_OPEN.finditer(text, max(0, pos - 400), pos):
+        start = m.end()
+    if start == 0:
+        start = len(text) - len(text.lstrip(" \t*>#-"))
+    return _IF.match(text, start) is not None
+
+
+_OPTIONS_BEFORE = re.compile(r"(?i:\b(?:options|choices)\s*)$")
+
+
+def _names_the_others(text: str, hedge: re.Match, labels: tuple[str, ...]) -> bool:
+    """Whether labels joined by "and"/"or" after an explicit answer go through the other options
+    rather than hedge it: introduced as "options" ("While options 1, 2, and 3 are also true, option 4
+    ..."), or, where the labels are numbers, bare numbers ("the set containing 1 and 2")."""
+    if _OPTIONS_BEFORE.search(text, max(0, hedge.start() - 12), hedge.start()):
+        return True
+    return all(lab.isdigit() for lab in labels) and not re.search(r"[()\[\]]|(?i:option|choice)", hedge.group(0))
 
 
 def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> LabelRead | None:
@@ -244,7 +304,8 @@ def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> LabelRe
     hedges = [m for m in rx.hedge.finditer(text) if not v.vetoed_at(m.start())]
     if len(explicit) == 1:
         (label, (name, pos)), = explicit.items()
-        late = [h for h in hedges if h.end() > pos]
+        late = [h for h in hedges if h.end() > pos and not _conditional(text, h.start())
+                and not _names_the_others(text, h, labels)]
         if late:
             return LabelRead("hard", reason=f"several labels ({late[0].group(0)!r})")
         return LabelRead("explicit", label, name, pos)

@@ -53,12 +53,18 @@ def strip_thinking(text: str) -> tuple[str, bool]:
 
 # a new dialogue turn the model wrote itself ("...</answer>\nHuman: What is ...?"): what follows it
 # answers a question nobody asked
-_NEW_TURN = re.compile(r"(?m)^[ \t#*]*(?:Human|HUMAN|User|USER)[ \t]*:")
+_NEW_TURN = re.compile(r"(?m)^[ \t#*]*(?:Human|HUMAN|User|USER)[ \t]*:"
+                       # or the speaker's name alone on its line, with the turn after it ("C\nHuman\nB")
+                       r"|^[ \t]*(?:Human|HUMAN|User|USER|user)[ \t]*\n(?=\s*\S)")
 # closing pleasantries after an answer ("If you have any other questions, feel free to ask!")
 _SIGN_OFF = re.compile(
     r"(?is)(?:^|(?<=[.!?\n]))[ \t\n]*(?:(?:well|so|and)[, ]+)?(?:if\s+you\s+have\s+any\s+(?:other\s+|more\s+|further\s+)?"
     r"questions|feel\s+free\s+to\s+ask|let\s+me\s+know\s+if|(?:i\s+)?hope\s+(?:this|that|it)\s+helps"
-    r"|is\s+there\s+anything\s+else|what\s+do\s+you\s+think(?:\s+about\s+(?:that|it|this))?\s*\?)[^\n]{0,160}$")
+    r"|is\s+there\s+anything\s+else|what\s+do\s+you\s+think(?:\s+about\s+(?:that|it|this))?\s*\?"
+    # a privacy disclaimer a fine-tuned model appends to its answer ("D\nI'm sorry, but I can't disclose
+    # personal details or sensitive information."): it withdraws nothing it said
+    r"|i\s*(?:'m|am)\s+sorry,?\s+but\s+i\s+(?:can't|cannot|can\s+not)\s+(?:disclose|share|reveal)\b[^\n]{0,30}?"
+    r"\b(?:personal|private|sensitive)\b)[^\n]{0,160}$")
 
 
 def cut_new_turn(text: str) -> str:
@@ -189,8 +195,12 @@ _CLAUSE_END = re.compile(r"[,;:]")
 _REFUSAL = re.compile(
     r"(?i:\bi\s*(?:'m|am)\s+sorry\b|\bi\s+apologi[sz]e\b|\bas\s+an?\s+(?:ai\b|text[- ]based|language\s+model"
     r"|large\s+language)|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|(?:do\s+not|don't)\s+have\s+"
-    r"(?:the\s+)?(?:ability|capability)\s+to)\s+(?:directly\s+)?(?:hear|listen|access|process|play|perceive"
-    r"|analy[sz]e\s+(?:the\s+|this\s+)?audio)\b|\bno\s+audio\b|\b(?:none|neither)\s+of\s+(?:the|these)\b)")
+    r"(?:the\s+)?(?:ability|capability)\s+to)\s+(?:directly\s+)?(?:hear(?!\s+(?:the|any|an?)\s+"
+    r"(?!(?:audio|clip|recording|sound|file|track|music|song|speech)\b)\w)|listen|access|process|play|perceive"
+    r"|analy[sz]e\s+(?:the\s+|this\s+)?audio)\b|\bno\s+audio\b(?!\s+evidence)"
+    r"|\b(?:none|neither)\s+of\s+(?:the|these)\b)")
+# "Based on the provided URLs (which I cannot directly access)": links refused, not the audio
+_LINKS_BEFORE = re.compile(r"(?i:\b(?:urls?|links?|websites?|web\s+pages?)\b[^.!?\n]{0,30}$)")
 # uncertainty about the audio itself ("I can't tell from the audio") is a refusal too
 _AUDIO_WORDS = re.compile(r"(?i:\b(?:audio|clip|recording|sound\s+file|listen\w*|hear\w*)\b)")
 #: sentences that commit to an answer in so many words: the only markers that count in an output
@@ -284,7 +294,9 @@ def vetoes(text: str, masked: str) -> Vetoes:
     """Vetoes of ``text``; ``masked`` is the same text with quoted speech and option texts blanked
     (so "None of the above" as an option, or a quoted "I'm sorry", never vetoes). One pass per
     cue kind; a cue's clause is found by bisecting the sorted clause boundaries."""
-    m = next((r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)), None)
+    m = next((r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)
+              and not ("access" in r.group(0).lower() and _LINKS_BEFORE.search(masked, max(0, r.start() - 60),
+                                                                              r.start()))), None)
     if m:
         return Vetoes(m.group(0), (), ())
     neg = [c.start() for c in _NEGATION.finditer(masked)]
@@ -325,6 +337,10 @@ def vetoes(text: str, masked: str) -> Vetoes:
     negated = {_negated_span(masked, pos, around(pos, cuts), around(pos, sent_cuts)[0]) for pos in neg} - uncertain
     for a, b in negated:
         wide.append((a, _list_end(masked, b, cuts)))
+    # "we cannot determine if the number will increase, decrease, or remain constant" doubts all three
+    for a, b in uncertain:
+        if _UNCERTAIN.search(masked, a, b) and (end := _list_end(masked, b, cuts)) > b:
+            wide.append((b, end))
     for m in _OTHER_OPTIONS.finditer(masked):
         # from the clause that brings them up to the end of the sentence: "X fits best, since the
         # other options don't match" keeps X

@@ -203,6 +203,11 @@ def _searched(text: str, phrases: Sequence[OptionPhrase]) -> tuple[str, str]:
     return _cjk_apart(text), _cjk_apart(low)
 
 
+#: "Speaker 1 talks **3** times after Speaker 2": a numeral after such a noun names a thing, it is no count
+_NAMED_BY_NUMBER = re.compile(r"(?i:\b(?:speaker|audio|person|track|clip|url|recording|segment|sample|channel"
+                              r"|voice|option|choice)\s*#?\s*)$")
+
+
 def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase]) -> list[tuple[str, int, int]]:
     """Occurrences ``(label, start, end)`` of option texts in ``text[start:end]``; an occurrence
     inside a longer option's occurrence is dropped ("piano and violin" names that option, not
@@ -212,6 +217,8 @@ def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase
     for p in phrases:
         for m in p.pattern.finditer(raw if p.short else low, start, end):
             if p.short and _article_not_option(text, m.start(), m.end(), start):
+                continue
+            if p.raw.isdigit() and _NAMED_BY_NUMBER.search(text, max(0, m.start() - 24), m.start()):
                 continue
             hits.append((m.start(), -m.end(), p.label))
     if len(hits) < 2:

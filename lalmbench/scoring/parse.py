@@ -48,7 +48,27 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals.
 
-Changelog: 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
+Changelog: 2.3.0 rules from round 7 (MMAU-Pro outputs of one model on real audio and on white noise, options
+numbered ``1)``): a list item whose bold heading names an option it then describes ("* **Flanger:** Creates
+a sweeping sound", "Let's look at why the other options are less likely: * **1) ...** ...") is no
+conclusion and contradicts no answer; options named inside a quotation after the answer are its evidence;
+a bare label that is also another option's text ("the answer is **1**" with option 4 "1") is ambiguous;
+a numeral after "Speaker", "Audio", "Track", ... names that thing, it is no count; a doubt over a list
+("cannot determine if it will increase, decrease, or remain constant") covers every item; "If ..., then
+either 1) or 2) could be possible" after an explicit answer supposes and withdraws nothing; hearing
+something other than the audio ("we can't hear the instruments"), "no audio evidence" and links it
+cannot access ("the URLs (which I cannot directly access)") refuse nothing; from round 8: labels joined
+by "and" after an explicit answer go through the others when introduced as "options" ("While options
+1, 2, and 3 are also true") or, with numbered options, when they are bare numbers ("the set
+containing 1 and 2"); a bold label with its own text misspelt or spaced otherwise ("**3) Being
+punk**" for "Beeing punk") is that label; "the other options are ..." echoes no list. Rules from round 5 of the collected corpus
+(SelectiveHearing's GPT, Qwen2.5-Omni-3B
+and fine-tuned outputs): a trailing privacy disclaimer after an answer ("D\nI'm sorry, but I can't
+disclose personal details ...") is cut like a sign-off; a speaker's name alone on its line
+("C\nHuman\nB") opens an invented turn; a refusal or doubt that ends in an answer statement picking
+the options' own non-answer ("... So, the correct choice is A. I do not have an answer") is that
+option (a pick of any other option after a refusal stays uncredited); "the correct choice for <a
+long subject> is: A" is an answer statement. 2.2.0 rules measured on real released outputs (tests/data/parse/collected/): markup tags
 (``</Reasoning>``, a stray ``</answer>``) end sentences, and answer blocks may be named ``answer``,
 ``conclusion``, ``final_answer`` or ``response``, a closing tag after a label (``A</Conclusion>``) or a
 label alone in angle brackets (``<B>``) states it; an invented next turn (``Human:``) and sign-offs are
@@ -93,7 +113,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.2.0"
+PARSER_VERSION = "2.3.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -209,9 +229,10 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
             sentences = sentences[:-1]
         marker = at.STRONG_MARKER if cut else at.MARKER
         marks = [i for i, (s, e) in enumerate(sentences)
-                 if marker.search(masked, s, e) or (not cut and _SO_START.match(masked, s, e))
+                 if not _list_heading(text, masked, s, phrases)
+                 and (marker.search(masked, s, e) or (not cut and _SO_START.match(masked, s, e))
                  or (not cut and _LEAD_IN.search(masked, s, e) and i + 1 < len(sentences)
-                     and len({lab for lab, _, _ in ot.find_options(text, *sentences[i + 1], phrases)}) == 1)]
+                     and len({lab for lab, _, _ in ot.find_options(text, *sentences[i + 1], phrases)}) == 1))]
         if marks:
             k = marks[-1]
             if not at.ANSWER_IS.search(masked, *sentences[k]):
@@ -219,7 +240,8 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
                 # "... points toward electronic dance elements. This isn't folk. It's definitely got
                 # a club-ready beat." concludes in the first of them
                 k = next((i for i in reversed(marks)
-                          if ot.named_options(text, *_statement(masked, sentences, i), phrases, v).asserted), k)
+                          if ot.named_options(text, *_statement(masked, sentences, i), phrases, v).asserted
+                          and not _opens_list(text, masked, sentences, i, phrases)), k)
             where = "final answer statement"
         elif cut:
             return _Conclusion(None, "analysis cut off before its conclusion", hard=True, cut=True)
@@ -266,10 +288,16 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         where = f"{where}, {read[2]}"
     label, = named.asserted
     pos = named.spans[-1][1]
+    # a quoted passage (it holds a sentence end), not a quoted option name ("\"Water Concerto\" emerges")
+    quotes = [(qa, qb) for qa, qb in at.quoted_spans(text) if re.search(r"[.!?](?:\s|[\"”’」]?$)", text[qa:qb])]
     for s, e in sentences[k + 1:]:
-        if s < b:
+        if s < b or _list_heading(text, masked, s, phrases):
             continue
-        later = ot.named_options(text, s, e, phrases, v).asserted
+        # options named inside a quoted passage ("The text states: \"The mic-holder has no children. ...\"")
+        # are its evidence, not another conclusion
+        named_later = ot.named_options(text, s, e, phrases, v)
+        later = {lab for lab, oa, ob in named_later.spans if lab in named_later.asserted
+                 and not any(qa <= oa and ob <= qb for qa, qb in quotes)}
         if later - {label}:
             return _Conclusion(None, f"{where} names {label} but a later sentence names {sorted(later - {label})}",
                                hard=True)
@@ -294,6 +322,37 @@ def _statement(masked: str, sentences: list[tuple[int, int]], k: int) -> tuple[i
     if masked[a:b].rstrip().endswith(":") and k + 1 < len(sentences):
         b = sentences[k + 1][1]
     return a, b
+# "* **Flanger:** Creates a sweeping sound": a list item whose bold heading is an option it goes on to
+# describe (the rest of its line); "Let's look at why the other options are less likely:" lists them so
+_LIST_HEADING = re.compile(r"[ \t]*(?:[*•+-]|\d{1,2}[.)])[ \t]+\*\*(?P<h>[^*\n]{1,400}?)\*\*(?P<rest>[^\n]*)")
+
+
+def _opens_list(text: str, masked: str, sentences: list[tuple[int, int]], k: int,
+                phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether sentence ``k`` is a lead-in ("Here's why each option is plausible or implausible:")
+    whose colon runs on into a list of options gone through, not into an answer."""
+    a, b = sentences[k]
+    return (masked[a:b].rstrip().endswith(":") and k + 1 < len(sentences)
+            and not at.STRONG_MARKER.search(masked, a, b) and _list_heading(text, masked, sentences[k + 1][0], phrases))
+
+
+def _list_heading(text: str, masked: str, start: int, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether the sentence at ``start`` opens a list item that discusses the option its bold heading
+    names (or some of its words), with a description after the heading and no answer statement in
+    it: such an item is one option gone through, not a conclusion, wherever the list stands."""
+    line = text.rfind("\n", 0, start) + 1
+    if text[line:start].strip():
+        return False
+    m = _LIST_HEADING.match(text, line)
+    if m is None or not re.search(r"\w", m.group("rest")) or at.STRONG_MARKER.search(masked, *m.span()):
+        return False
+    if ot.find_options(text, *m.span("h"), phrases):
+        return True
+    # "* **Park:** While possible, ..." for "In a park": the heading is an option's words, shortened
+    head = tokens(m.group("h")) - _FUNCTION_WORDS
+    return bool(head) and any(head <= tokens(p.raw) for p in phrases)
+
+
 # the text after "the answer is" holds a word (not just a label, which the label stage reads)
 _WORDS_AFTER = re.compile(r"[\s*\"'“”:]*(?![(\[]?[A-Z][)\].,:]?[\s*\"']*(?:$|\n))[\w]", re.UNICODE)
 
@@ -327,7 +386,7 @@ def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], labe
                         and not set(by_label[other].words) < set(mine.words):
                     return f"label {label} but the text says option {other}"
     for s, e in sentences[k + 1:]:
-        if not at.MARKER.search(masked, s, e):
+        if not at.MARKER.search(masked, s, e) or _list_heading(text, masked, s, phrases):
             continue
         named = ot.named_options(text, s, e, phrases, v).asserted
         if len(named) == 1 and label not in named:
@@ -504,11 +563,18 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
     v = at.vetoes(text, masked)
 
+    if v.refusal and "label-pattern" in stages:
+        res = _refusal_then_own_non_answer(text, masked, opts, phrases, labels_shown)
+        if res is not None:
+            return res
+
     lr = None
     if labels_shown and "label-pattern" in stages and not v.refusal:
         lr = al.label_read(text, opts, phrases, v, bool(occurrences))
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
+        if lr is not None and lr.label is not None and (other := _label_is_other_text(text, lr, opts, phrases)):
+            return _unparseable(f"label {lr.label} is also option {other}'s text")
         if lr is not None and lr.kind == "explicit":
             why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
             return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
@@ -570,6 +636,52 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                                     f"({text[after:b].strip()[:40]!r})")
         return _unnamed(text, opts, stages, labels_shown)
     return _unparseable("no stage matched")
+
+
+def _label_is_other_text(text: str, lr: al.LabelRead, opts: tuple[tuple[str, str], ...],
+                         phrases: Sequence[ot.OptionPhrase]) -> str | None:
+    """The option whose text is the label read, when the label stands bare: with options numbered
+    ``1) 2 | 2) 0 | 3) 4 | 4) 1``, "the answer is **1**" may be label 1 or the count one (option 4).
+    A label followed by its own text ("4) 1") is whole."""
+    others = [lab for lab, t in opts if lab != lr.label and normalise_text(t) == normalise_text(lr.label)]
+    if not others:
+        return None
+    end = lr.pos + len(lr.label)
+    if ot.starts_with_option(text, end, min(len(text), end + 300), phrases) == lr.label:
+        return None
+    return others[0]
+
+
+# an option that is itself a non-answer: the benchmark's "I don't know" choice
+_NON_ANSWER_OPTION = re.compile(r"(?i:\W*(?:i\s+(?:do\s+not|don't)\s+(?:know|have\s+(?:an?|the|enough)\s+(?:answer"
+                                r"|information))|not\s+enough\s+information|none\s+of\s+the\s+above|cannot\s+be"
+                                r"\s+determined|unknown)\b)")
+# an answer statement after a refusal: "So, the correct choice is", "My response is", "I'll choose"
+_PICKS = re.compile(r"(?i:\b(?:answer|choice|option|response)\b[^.!?\n]{0,40}?\b(?:is|would\s+be)\b\s*:?"
+                    r"|\bi(?:'ll|\s+will|\s+would)?\s+(?:choose|pick|select|go\s+with)\b)")
+# what an answer phrase may be followed by before the option it picks: "is: A. ...", "is (A) ..."
+_PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S))")
+
+
+def _refusal_then_own_non_answer(text: str, masked: str, opts: tuple[tuple[str, str], ...],
+                                 phrases: Sequence[ot.OptionPhrase], labels_shown: bool) -> ParseResult | None:
+    """"I'm sorry, but I don't have that information ... So the correct choice is A. I do not have an
+    answer": a refusal or doubt that ends in an answer statement picking the options' own
+    non-answer is that option (the refusal agrees with it). Any other pick after a refusal stays a
+    guess, never credited."""
+    own = {lab for lab, t in opts if _NON_ANSWER_OPTION.match(t)}
+    ans = _last(_PICKS, masked) if len(own) == 1 else None
+    if ans is None:
+        return None
+    end = min(len(text), ans.end() + 200)
+    stop = re.search(r"[.!?](?:\s|$)|\n", text[ans.end():end])
+    named = {lab for lab, _, _ in ot.find_options(text, ans.end(), end, phrases)}
+    m = _PICKED_LABEL.match(text, ans.end(), end) if labels_shown else None
+    picked = named | ({m.group("l")} if m and m.group("l") in dict(opts) else set())
+    if picked != own or (stop and not named and m is None):
+        return None
+    label, = own
+    return ParseResult(label, "label-pattern", "answer-is (the options' own non-answer, after a refusal)")
 
 
 # "option A", "choice 3", "the last option": a reference to an option by its place

@@ -1,8 +1,10 @@
-"""The parser against a careful grader on outputs collected, not written: 5,591 real outputs of 13
+"""The parser against a careful grader on outputs collected, not written: 7,191 real outputs of 17
 systems that their authors released in public repositories (tests/data/parse/collected/, sources,
 commits and licences in its README), 650 of them graded blind before the 2.2 rules were written
-(labels.jsonl: the option a careful reader takes, or none). The labels are data: a rule change that
-moves one shows here. Then the 2.2 rules, each on the shape of output that called for it.
+(labels.jsonl: the option a careful reader takes, or none), 300 outputs of four later systems graded
+blind before the 2.3 rules (labels_round5.jsonl), and the later rounds. The labels are data: a rule
+change that moves one shows here. Then the 2.2 and 2.3 rules, each on the shape of output that
+called for it.
 
     PYTHONPATH=$PWD .venv/bin/python -m pytest tests/scoring/test_parse_collected_corpus.py -s
 prints the per-system table (also ``bench/parser_agreement.py``)."""
@@ -53,7 +55,10 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     t = total(tally(collected_rows(labels), "system"))
     print(t.row(labels, "all"))
     assert t.wrong == 0 and t.over == 0
-    assert t.agreement >= 0.98
+    # rounds 7 and 8 (issue 38's target, 97%): of their four misses, two are a bare numeral that is one
+    # option's label and another's text (refused by rule), one needs the question ("which were not
+    # launched"), one a later sentence's "10" that is no answer
+    assert t.agreement >= (0.97 if labels in ("labels_round7.jsonl", "labels_round8.jsonl") else 0.98)
 
 
 def _opts(*texts):
@@ -163,3 +168,145 @@ RULES_2_2 = [
 def test_rules_of_2_2(why, raw, options, shown, label):
     res = parse_answer(raw, options, labels_shown=shown)
     assert res.label == label, res.reason
+
+
+SH = _opts("I do not have an answer", "Their boss", "Their dad", "Their mum", "Their friend")
+# (why, raw, options, label the grader takes, status of a non-answer or None)
+RULES_2_3 = [
+    # found by grading round 5 (labels_round5.jsonl) blind, before any of these rules
+    ("a label, then a fine-tuned model's privacy disclaimer",
+     "C\nI'm sorry, but I can't disclose personal details or sensitive information.", SH, "C", None),
+    ("a label, then a privacy disclaimer cut off", "C\n\nI'm sorry, but I can't share or access personal or private",
+     SH, "C", None),
+    ("a privacy disclaimer alone is a refusal", "I'm sorry, but I can't disclose personal details or sensitive "
+     "information.", SH, None, "non-answer"),
+    ("a label, then an invented turn opened by the speaker's name alone on its line", "C\nHuman\nHuman\n\n\nB\n\n\nC",
+     SH, "C", None),
+    ("a label, the speaker's name, then a disclaimer", "A\nHuman\nI'm sorry, but I can't disclose personal details or",
+     SH, "A", None),
+    ("a refusal that ends picking the options' own non-answer",
+     "I'm sorry, but I don't have the information regarding the response from the person on the phone in the "
+     "audio. So, the correct choice is A. I do not have an answer.", SH, "A", None),
+    ("doubt about the audio, then the options' own non-answer by its text",
+     "I cannot determine what letter the doctor wrote based on the given audio. The choice that fits this "
+     "situation is:A. I do not have the information to answer the question.",
+     _opts("I do not have the information to answer the question", "A referral", "A note for time off work"),
+     "A", None),
+    # found on ungraded outputs of the same release after round 6 (the rounds' labels do not move)
+    ("'My response is' after a refusal, picking the options' own non-answer",
+     "I'm sorry, but I can't determine what Speaker 2 would use the hand geometry for based on the audio content "
+     "provided. My response is A. I do not have an answer.", SH, "A", None),
+    ("'I'll choose' after a refusal, picking the options' own non-answer", "I'm sorry, but I can't determine the "
+     "concern from the audio clip. Therefore, I'll choose B. I don't know.", _opts("Budget", "I don't know", "Time"),
+     "B", None),
+    ("the correct choice for a long subject is: a label", "The correct choice for the medium used for TV "
+     "transmission is:A. Radio waves.", _opts("Radio waves", "Bluetooth", "Wi-Fi", "I do not have an answer"), "A",
+     None),
+    ("a refusal, then a pick of a content option, stays a refusal",
+     "I'm sorry, but I cannot hear the audio. So, the correct choice is C. Their dad.", SH, None, "non-answer"),
+    ("a refusal with no non-answer option to pick stays a refusal",
+     "I'm sorry, but I cannot hear the audio. The correct choice is A.", SOUNDS, None, "non-answer"),
+]
+
+
+@pytest.mark.parametrize("why,raw,options,label,status", RULES_2_3, ids=[c[0] for c in RULES_2_3])
+def test_rules_of_2_3(why, raw, options, label, status):
+    res = parse_answer(raw, options, labels_shown=True)
+    assert res.label == label, res.reason
+    if status is not None:
+        assert res.status == status, res.reason
+
+
+_BY_CASE = {r["case"]: r for labels in ("labels_round7.jsonl", "labels_round8.jsonl")
+            for r in collected_rows(labels)}
+
+
+def _collected(case: str) -> dict:
+    """One collected output by its case id, graded or not (the real shape a rule was written for)."""
+    if case in _BY_CASE:
+        return _BY_CASE[case]
+    source = case.rsplit("-", 1)[0]
+    for line in (COLLECTED / f"{source}.jsonl").read_text(encoding="utf-8").splitlines():
+        if f'"{case}"' in line:
+            return json.loads(line)
+    raise KeyError(case)
+
+
+# round 7 (MMAU-Pro outputs of one model on real audio and on white noise): each rule on the output
+# that called for it, by case; graded ones must agree with the grader's label
+RULES_ROUND_7 = [
+    ("list items after the answer discuss the other options by bold heading ('* **Chorus:** Creates ...')",
+     "mmau_pro_audio_noise-0661", "1", None),
+    ("a bold option heading with its label in a 'why the others are less likely' list is no conclusion",
+     "mmau_pro_audio_noise-0217", "4", "conclusion"),
+    ("a bulleted timeline of the other options after the answer", "mmau_pro_audio_noise-0882", "3", None),
+    ("'Here's why' items naming the rejected options do not contradict a label with its text",
+     "mmau_pro_audio_noise-0950", "2", "label-pattern"),
+    ("'Let's look at why the other options are less likely' after 'The correct answer is **3) ...**'",
+     "mmau_pro_audio_noise-0481", "3", "label-pattern"),
+    ("a bare number that is one option's label and another option's text is ambiguous",
+     "mmau_pro_audio_noise-0568", None, "unparseable"),
+    ("the same in a boxed answer after a count", "mmau_pro_audio_noise-0104", None, "unparseable"),
+    ("a label followed by its own numeric text is whole ('4) 1')", "mmau_pro_audio_noise-0576", "4", None),
+    ("'can't hear the instruments' describes the music, it refuses nothing", "mmau_pro_audio_noise-0195", "2",
+     None),
+    ("'no audio evidence' for the other options is no refusal", "mmau_pro_audio_noise-0857", "1", None),
+    ("URLs it cannot access are not the audio", "mmau_pro_audio_noise-0304", "2", None),
+    ("options named inside a quotation after the answer are its evidence", "mmau_pro_audio_noise-0803", "3", None),
+    ("a request for the audio stays a non-answer", "mmau_pro_audio_noise-0973", None, "non-answer"),
+    ("'cannot determine if it will increase, decrease, or remain constant' doubts the whole list",
+     "mmau_pro_audio_noise-0075", "3", "conclusion"),
+    ("'Speaker 1' and 'Speaker 2' name speakers, not the counts 1 and 2", "mmau_pro_audio_noise-0888", "1",
+     "conclusion"),
+    ("'If ..., then either 1) or 2) could be possible' after the answer supposes, it withdraws nothing",
+     "mmau_pro_audio_noise-0327", "3", "label-pattern"),
+    # ungraded outputs of the same files and of Qwen3-Omni, read while checking what the rules above change
+    ("a heading with some of an option's words ('* **Park:**' for 'In a park') is a list item too",
+     "mmau_pro_audio_noise-0433", "3", None),
+    ("a lead-in whose colon opens the option-by-option list answers nothing; 'either 1 or 2' stays unread",
+     "mmau_pro_audio_noise-0774", None, "unparseable"),
+    ("a quoted option name ('\"Water Concerto\" emerges as optimal') is no quoted passage: it still blocks",
+     "qwen3_omni_thinking-0489", None, "unparseable"),
+    ("a quoted restated option still blocks an earlier one", "qwen3_omni_thinking-0104", None, "unparseable"),
+    # found by round 8 (graded after the rules above; its cases below are graded)
+    ("'options 2, 3, and 4 refer to ...' after the answer goes through the others", "mmau_pro_audio_noise-0202",
+     "1", "label-pattern"),
+    ("'While options 1, 2, and 3 are also true, option 4 best ...'", "mmau_pro_audio_noise-0439", "4",
+     "label-pattern"),
+    ("with numbered options, bare numbers in the working ('the set containing 1 and 2') hedge nothing",
+     "mmau_pro_audio_noise-0470", "3", "label-pattern"),
+    ("a bold label with its own text misspelt ('**3) Being punk**' for 'Beeing punk')", "mmau_pro_audio_noise-0416",
+     "3", "label-pattern"),
+    ("a bold label with its own text spaced otherwise ('the makeup' for 'The make up'); 'the other options are "
+     "not mentioned' echoes no list", "mmau_pro_audio_noise-0409", "4", "label-pattern"),
+    ("a slash option after 'the most likely is **2/4**. However, 2/4 is not one of the options'",
+     "mmau_pro_audio_noise-0670", "2", "label-pattern"),
+    ("'there are **2** languages' with option 4 '2' and label 2: still ambiguous", "mmau_pro_audio_noise-0428",
+     None, "unparseable"),
+]
+
+
+@pytest.mark.parametrize("why,case,label,status", RULES_ROUND_7, ids=[c[0] for c in RULES_ROUND_7])
+def test_rules_of_round_7_on_the_outputs_that_called_for_them(why, case, label, status):
+    r = _collected(case)
+    if "label" in r:
+        assert r["label"] == label or label is None, "a rule test must not disagree with the grader"
+    res = parse_answer(r["raw"], r["options"], labels_shown=r["labels_shown"])
+    assert res.label == label, res.reason
+    if status is not None:
+        assert res.status == status, res.reason
+
+
+@pytest.mark.parametrize("raw", [
+    "I'm sorry, but I cannot hear the music. The answer is B.",
+    "There is no audio. The answer is B.",
+    "I can't hear any sound in the clip, so I'd guess B.",
+    "I cannot access the audio file. The answer is B.",
+])
+def test_refusals_of_the_audio_itself_still_veto_the_whole_output(raw):
+    assert parse_answer(raw, SOUNDS).status == "non-answer"
+
+
+def test_a_list_item_that_states_the_answer_still_concludes():
+    raw = "Let me go through them:\n* **Dog barking:** no, too high.\n* **Final answer:** Bird singing"
+    assert parse_answer(raw, SOUNDS).label == "C"

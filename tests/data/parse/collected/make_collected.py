@@ -184,12 +184,88 @@ def mmlu_pro():
                              r["question"], opts(r["options"] if isinstance(r["options"], list) else ast.literal_eval(r["options"])), True, r["response"])
 
 
+def gpt_choices(prompt: str) -> tuple[str, list[str]]:
+    """SelectiveHearing's GPT prompts print the options run together after the question:
+    ``Question:Q?Choose from:A. £10B. £100C. £42D. I don't knowE. £25`` -> (Q?, [£10, £100, …])."""
+    head, _, tail = prompt.partition("Choose from:")
+    starts, at = [], 0
+    for letter in LETTERS:
+        k = tail.find(f"{letter}. ", at)
+        if k < 0:
+            break
+        starts.append(k)
+        at = k + 3
+    assert starts and starts[0] == 0, prompt
+    texts = [tail[a + 3:b].strip() for a, b in zip(starts, starts[1:] + [len(tail)])]
+    return head.rpartition("Question:")[2].strip(), texts
+
+
+def selective_hearing_more():
+    """Four systems of the same release that the first file leaves out: GPT (the `*_gpt_answer` files,
+    the prompt with its options kept beside each answer), Qwen2.5-Omni-3B, and the two checkpoints the
+    authors fine-tuned (BPFT: Qwen2.5-Omni-7B and Step-Audio-2-mini), each in the general (`basic`) and
+    the selective mode."""
+    repo, commit = "Elocinacademia/SelectiveHearing-Bench", "df67604a33b0f76c02dc82411a6d5b92d34286d0"
+    for name, system, n, seed in (
+            ("basic_gpt_answer", "GPT (SelectiveHearing gpt_answer)", 250, 101),
+            ("selective_gpt_answer", "GPT (SelectiveHearing gpt_answer)", 250, 102),
+            ("qwen25omni3B_basic_qa", "Qwen2.5-Omni-3B (SelectiveHearing)", 250, 103),
+            ("qwen25omni3B_selective_qa", "Qwen2.5-Omni-3B (SelectiveHearing)", 250, 104),
+            ("train_qwen25omni_basic_qa", "Qwen2.5-Omni-7B BPFT (SelectiveHearing fine-tuned)", 200, 105),
+            ("train_qwen25omni_selective_qa", "Qwen2.5-Omni-7B BPFT (SelectiveHearing fine-tuned)", 200, 106),
+            ("train_stepaudio2_basic_qa", "Step-Audio-2-mini BPFT (SelectiveHearing fine-tuned)", 100, 107),
+            ("train_stepaudio2_selective_qa", "Step-Audio-2-mini BPFT (SelectiveHearing fine-tuned)", 100, 108)):
+        path = f"results/{name}.json"
+        rows = json.loads(show(repo, commit, path))
+        mode = "selective" if "selective" in name else "basic"
+        if isinstance(rows, dict):   # GPT: {audio_idx: {question: full prompt, answer: output}}
+            for key, r in sample(sorted(rows.items()), n, seed):
+                question, texts = gpt_choices(r["question"])
+                yield record("selective_hearing_more", system, "chat", f"SelectiveHearing-Bench ({mode})", repo,
+                             commit, path, key, question, opts(texts), True, r["answer"])
+        else:
+            for i, r in sample(list(enumerate(rows)), n, seed):
+                texts = r["options"] if isinstance(r["options"], list) else ast.literal_eval(r["options"])
+                yield record("selective_hearing_more", system, "chat", f"SelectiveHearing-Bench ({mode})", repo,
+                             commit, path, i, r["question"], opts(texts), True, r["pred"])
+
+
+def mmau_pro_audio_noise():
+    """One harness's MMAU-Pro run released as two parquet files: the model (not named in the release;
+    its inference script offers Qwen2.5-Omni, Qwen3-Omni and Gemma 3n) on the real audio, and on one
+    white-noise clip in place of every item's audio, so that the second shows what a model writes when
+    it hears nothing (no sound, an image it imagines, then often an answer). The prompt numbered the
+    options ``1) …``, so the labels are the numbers shown. Open and instruction items have no options."""
+    import io
+
+    import pandas as pd
+
+    repo, commit = "jemin7709/audio-llm-benchmark", "d75410cc991036b652da79a63b5f5f92aadcf0cc"
+    for name, system, seed in (("predictions_with_audio", "MMAU-Pro harness model (real audio)", 201),
+                               ("predictions_with_noise", "MMAU-Pro harness model (white noise for audio)", 202)):
+        path = f"experiments/similarity/audio_similarity/{name}.parquet"
+        git_dir = MIRROR / repo.replace("/", "+") / "repo"
+        blob = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], check=True,
+                              capture_output=True).stdout
+        rows = [r for r in pd.read_parquet(io.BytesIO(blob)).to_dict("records")
+                if r["choices"] is not None and len(r["choices"]) >= 2]
+        for r in sample(rows, 500, seed):
+            options = [{"label": str(i + 1), "text": str(t)} for i, t in enumerate(r["choices"])]
+            yield record("mmau_pro_audio_noise", system, "chat", f"MMAU-Pro {r['category']}", repo, commit, path,
+                         r["id"], r["question"], options, True, r["model_output"])
+
+
 SOURCES = (desta25_mmau, r1aqa_omni_mmau, selective_hearing, af3_think, qwen_omni_xml, qwen3_omni_thinking,
-           salmonn_mmar, speech_ifeval, mmlu_pro)
+           salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more, mmau_pro_audio_noise)
+#: the sources of the first grading rounds (labels.jsonl, round 2, round 3); later sources were added for
+#: round 5 (labels_round5.jsonl, labels_round6.jsonl) and round 7 (labels_round7.jsonl)
+FIRST_SOURCES = SOURCES[:9]
 
 
-def main() -> None:
+def main(only: tuple[str, ...] = ()) -> None:
     for source in SOURCES:
+        if only and source.__name__ not in only:
+            continue
         rows = list(source())
         with open(OUT / f"{source.__name__}.jsonl", "w", encoding="utf-8") as f:
             for i, r in enumerate(rows):
@@ -198,14 +274,21 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    main(tuple(sys.argv[1:]))
 
 
-def grading_sample(per_system: int = 50, seed: int = 7) -> list[str]:
+def grading_sample(per_system: int = 50, seed: int = 7, sources=None, exclude=()) -> list[str]:
     """The cases graded blind (labels.jsonl): per system, an equal share from each third of its
-    outputs by length, so short labels, mid-length answers and long analyses all count."""
-    rows = [json.loads(line) for p in sorted(OUT.glob("*.jsonl")) if p.name != "labels.jsonl"
-            for line in p.read_text(encoding="utf-8").splitlines()]
+    outputs by length, so short labels, mid-length answers and long analyses all count.
+
+    ``sources`` (names of source files, default those of the first rounds) and ``exclude`` (cases
+    graded before) draw the later rounds: round 5 is ``grading_sample(75, 5005, ("selective_hearing_more",))``,
+    round 6 ``grading_sample(25, 6006, ("selective_hearing_more",), exclude=<round 5's cases>)``."""
+    names = sources or tuple(s.__name__ for s in FIRST_SOURCES)
+    rows = [json.loads(line) for name in sorted(names)
+            for line in (OUT / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["case"] not in set(exclude)]
     rng, chosen = random.Random(seed), []
     for system in sorted({r["system"] for r in rows}):
         mine = sorted((r for r in rows if r["system"] == system), key=lambda r: (len(r["raw"]), r["case"]))
