@@ -154,6 +154,7 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
     from lalmbench.inference.fingerprint import model_fingerprint
     from lalmbench.inference.materialize import is_current, materialize
     from lalmbench.inference.plan import slice_from_spec
+    from lalmbench.inference.sampling import run_fingerprint
     from lalmbench.models.imported import needs_audio
 
     fp = model_fingerprint(model_cfg)
@@ -163,7 +164,7 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
     for i, (task, condition, prompt, run_hash, name) in enumerate(runs, 1):
         sl = slice_from_spec(model, ("main", dataset, task, condition, prompt, None), audio=needs_audio(model_cfg))
         decisions, metrics = scores_paths(Run(model, dataset, task, condition, prompt).key)
-        if is_current(sl, fp):
+        if is_current(sl, run_fingerprint(fp, model_cfg)):
             os.utime(sl.out)
             counts["predictions_current"] += 1
         else:

@@ -197,8 +197,10 @@ class HFModel(Model):
             return outputs  # type: ignore[return-value]
         # longest first; never mix audio and text-only items in one processor call
         ready.sort(key=lambda p: (p[1].audio is not None, length_key(p[1])), reverse=True)
-        for start in range(0, len(ready), self.batch_size):
-            chunk = ready[start:start + self.batch_size]
+        # a seeded sample is drawn alone: torch's one generator would otherwise make it depend on its batch
+        step = 1 if any(it.seed is not None for _, it in ready) else self.batch_size
+        for start in range(0, len(ready), step):
+            chunk = ready[start:start + step]
             groups = [[p for p in chunk if p[1].audio is not None], [p for p in chunk if p[1].audio is None]]
             for group in (g for g in groups if g):
                 try:
@@ -214,7 +216,7 @@ class HFModel(Model):
     def _generate_batch(self, items: list[ModelInput]) -> list[ModelOutput]:
         torch = self.torch
         enc = self.encode(items)
-        torch.manual_seed(self.seed)
+        torch.manual_seed(items[0].seed if len(items) == 1 and items[0].seed is not None else self.seed)
         with torch.inference_mode():
             seq = self.model.generate(**enc, generation_config=self.generation_config)
         if not torch.is_tensor(seq):
