@@ -39,7 +39,9 @@ def metrics_rows(metrics: dict) -> list[dict]:
     rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED + OFFICIAL + CLUSTERED}}]
     for extra in metrics.get("extra_metrics", []):
         rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
-                                for k in ["metric"] + VALUES}})
+                                for k in ["metric"] + VALUES},
+                     # a sampled run's rows (scoring.sampled) say how their samples widened the interval
+                     **{k: extra[k] for k in CLUSTERED if k in extra}})
     return rows
 
 

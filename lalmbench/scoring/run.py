@@ -38,6 +38,8 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     # imported outputs that carry the item they were made on: compared with ours, scored on theirs if asked
     items, differs, versions = item_versions.for_run(items, preds)
     decisions, metrics = score_mcq(items, preds, parser_cfg)
+    if "samples" in preds.columns:  # k > 1 outputs per item: the row is sample 0, the rest are scored apart
+        decisions, metrics = _with_samples(items, preds, parser_cfg, decisions, metrics)
     if no_output:
         flag = no_output.pop("no_output_flag")
         metrics = {**metrics, **no_output, "flags": [*metrics.get("flags", []), flag]}
@@ -71,6 +73,23 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     io.write_parquet(decisions_path, decisions, metadata={SCORE_INPUTS_KEY: score_inputs} if score_inputs else None)
     io.write_json(metrics_path, metrics)
     return metrics
+
+
+def _with_samples(items: list[dict], preds: pd.DataFrame, parser_cfg: dict, decisions: pd.DataFrame,
+                  metrics: dict) -> tuple[pd.DataFrame, dict]:
+    """A sampled run's decisions with the per-item columns of :mod:`lalmbench.scoring.sampled` and its
+    metrics with accuracy@k_mean, pass@k and majority@k (``value`` stays sample 0's accuracy)."""
+    from lalmbench.scoring.mcq import score_mcq
+    from lalmbench.scoring.sampled import ITEM_COLUMNS, sample_outputs, sampled_scores
+
+    per_sample = [score_mcq(items, p, parser_cfg)[0] for p in sample_outputs(preds)]
+    per_item, rows = sampled_scores(per_sample)
+    decisions = decisions.assign(**{c: per_item[c].to_numpy() for c in ITEM_COLUMNS})
+    for r in rows:
+        log.info("%s=%.4f [%.4f, %.4f] over %d items x %d samples (design effect %.2f)", r["metric"], r["value"],
+                 r["ci_low"], r["ci_high"], r["n"], len(per_sample), r["design_effect"])
+    return decisions, {**metrics, "samples": len(per_sample),
+                       "extra_metrics": [*metrics.get("extra_metrics", []), *rows]}
 
 
 def no_output_ids(preds: pd.DataFrame) -> dict[str, str]:
