@@ -119,9 +119,16 @@ def flags_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
                   flags_out: str | None = None, task_stats: Iterable[str] = (), item_versions: Iterable[str] = (),
-                  model_notes: Mapping[str, str] | None = None) -> pd.DataFrame:
+                  model_notes: Mapping[str, str] | None = None, cost_out: str | None = None) -> pd.DataFrame:
+    """all.tsv (and the flagged runs); ``cost_out``: the runs' tokens and latency
+    (lalmbench.scoring.cost), kept apart because latency never reproduces to the byte."""
+    paths = list(paths)
     df = build_table(paths, checks, task_stats, item_versions, model_notes)
     io.write_tsv(out, df)
     if flags_out:
         io.write_tsv(flags_out, flags_table(df))
+    if cost_out:
+        from lalmbench.scoring.cost import cost_table
+
+        io.write_tsv(cost_out, cost_table([io.read_json(p) for p in paths]))
     return df

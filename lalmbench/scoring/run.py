@@ -59,6 +59,10 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
         log.info("official %s: %.4f over %d items (%d left out), %d items disagree with ours",
                  official["official_scorer"], official["value_official"], official["n_official"],
                  sum(official["official_excluded"].values()), official["n_official_disagree"])
+    if len(preds):  # tokens and latency: results/tables/cost.tsv, never all.tsv (lalmbench.scoring.cost)
+        from lalmbench.scoring.cost import cost_summary
+
+        metrics["cost"] = cost_summary(preds)
     first = preds.iloc[0] if len(preds) else {}
     metrics = {
         **dict(zip(RUN_KEYS, run)),
