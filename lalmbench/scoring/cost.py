@@ -41,11 +41,13 @@ def cost_summary(preds: pd.DataFrame) -> dict:
     backend = str(preds["backend"].dropna().iloc[0]) if "backend" in preds and preds["backend"].notna().any() else ""
     latency = pd.to_numeric(pd.Series([o.get("latency_s") for o in outs], dtype=object), errors="coerce").dropna()
     total = float(latency.sum())
-    out = _mean([o.get("output_tokens") for o in outs])
     note = NO_TOKENS.get(backend, "")
+    # the baselines fill placeholder counts (0 in, 1 out, or words): no language model's tokens
+    inp = None if note else _mean([o.get("input_tokens") for o in outs])
+    out = None if note else _mean([o.get("output_tokens") for o in outs])
     if not note and out is None:
         note = f"backend {backend or '?'} reported no token counts for these outputs"
-    return {"backend": backend, "n_outputs": len(outs), "input_tokens_mean": _mean([o.get("input_tokens") for o in outs]),
+    return {"backend": backend, "n_outputs": len(outs), "input_tokens_mean": inp,
             "output_tokens_mean": out, "latency_s_mean": _mean(list(latency)),
             "outputs_per_s": len(latency) / total if total > 0 else None, "cost_note": note}
 
