@@ -22,7 +22,7 @@ PREDICTION_COLUMNS = ["id", "raw_output", "error", "latency_s", "input_tokens", 
                       "extra", "key", "model_fingerprint", "audio_digest", "prompt_digest", "environment"]
 #: what each of an item's k samples keeps in the ``samples`` column (JSON list, sample order), present
 #: only when the entry draws k > 1 samples (lalmbench.inference.sampling)
-SAMPLE_FIELDS = ("raw_output", "error", "input_tokens", "output_tokens", "latency_s")
+SAMPLE_FIELDS = ("raw_output", "error", "input_tokens", "output_tokens", "latency_s", "extra")
 
 
 def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence[str | Path],

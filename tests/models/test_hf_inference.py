@@ -54,6 +54,12 @@ def test_generate_through_the_runner(items_path, qwen2_audio_dir, tmp_path):
     assert bare["error"].isna().all()
     assert (bare["input_tokens"] < df["input_tokens"]).all()  # no audio placeholder tokens at all
     assert pd.read_parquet(tmp_path / "audio.parquet")["id"].tolist() == ["t0", "t1", "t2"]
+    # the audio's share of the input: the placeholders, longer clips more; the rest of what the audio adds
+    # over the bare prompt is the template's fixed wrapper around them (audio_bos/eos and its label)
+    audio_tokens = [json.loads(e)["input_audio_tokens"] for e in df["extra"]]
+    assert len(set((df["input_tokens"] - bare["input_tokens"] - audio_tokens).tolist())) == 1
+    assert audio_tokens[1] > audio_tokens[0] > audio_tokens[2] > 0
+    assert [json.loads(e)["input_audio_tokens"] for e in bare["extra"]] == [0, 0, 0]
 
 
 @pytest.mark.slow

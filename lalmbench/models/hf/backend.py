@@ -72,6 +72,8 @@ class HFModel(Model):
         self.model.generation_config = self.generation_config
         self._eos = eos_ids(self.generation_config)
         self._pad = self.generation_config.pad_token_id
+        # the processor's audio placeholder, expanded to one id per audio frame: counts the audio's share of the input
+        self._audio_id = getattr(self.processor, "audio_token_id", None)
 
     # ------------------------------------------------------------------ loading
     def _apply_preset(self, cfg: dict[str, Any]) -> None:
@@ -226,9 +228,12 @@ class HFModel(Model):
         counts = [count_new_tokens(toks, self._eos, self._pad) for toks in new]
         texts = self.tokenizer.batch_decode([t[:n] for t, n in zip(new, counts)], skip_special_tokens=True)
         in_counts = enc["attention_mask"].sum(-1).tolist()
+        audio_counts = ((enc["input_ids"] == self._audio_id) & enc["attention_mask"].bool()).sum(-1).tolist() \
+            if isinstance(self._audio_id, int) else [None] * len(items)
         return [ModelOutput(raw_output=text.strip(), input_tokens=int(n_i), output_tokens=int(n_o),
-                            extra={"generation": self.effective_generation, **self.audio_note(it)})
-                for text, n_i, n_o, it in zip(texts, in_counts, counts, items)]
+                            extra={"generation": self.effective_generation, **self.audio_note(it),
+                                   **({} if n_a is None else {"input_audio_tokens": int(n_a)})})
+                for text, n_i, n_o, n_a, it in zip(texts, in_counts, counts, audio_counts, items)]
 
     def close(self) -> None:
         self.model = None
