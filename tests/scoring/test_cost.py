@@ -12,7 +12,8 @@ from lalmbench.scoring.cost import cost_summary
 
 def test_cost_means_over_outputs_and_outputs_per_second_of_model_time():
     preds = pd.DataFrame({"backend": "hf", "input_tokens": [10, 30], "output_tokens": [4, 8],
-                          "latency_s": [0.5, 1.5], "extra": ['{"input_audio_tokens": 6}', '{"input_audio_tokens": 20}']})
+                          "latency_s": [0.5, 1.5],
+                          "extra": ['{"input_audio_tokens": 6}', '{"input_audio_tokens": 20}']})
     c = cost_summary(preds)
     assert (c["n_outputs"], c["input_tokens_mean"], c["output_tokens_mean"]) == (2, 20.0, 6.0)
     assert c["input_audio_tokens_mean"] == 13.0

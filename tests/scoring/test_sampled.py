@@ -44,7 +44,8 @@ def write_run(tmp_path, samples: dict[str, list[str | None]], gold: dict[str, st
                           "samples": [json.dumps([{"raw_output": x, "error": None} for x in s])
                                       for s in samples.values()]})
     preds.to_parquet(tmp_path / "preds.parquet")
-    metrics = score_run_files(items_path=str(tmp_path / "items.jsonl"), predictions_path=str(tmp_path / "preds.parquet"),
+    metrics = score_run_files(items_path=str(tmp_path / "items.jsonl"),
+                              predictions_path=str(tmp_path / "preds.parquet"),
                               parser_cfg={}, config_hash="h", run=["m", "d", "t", "audio", "p"],
                               decisions_path=str(tmp_path / "decisions.parquet"),
                               metrics_path=str(tmp_path / "metrics.json"))
