@@ -10,7 +10,7 @@ import pandas as pd
 from lalmbench.core import io
 from lalmbench.inference.cache import merge_rows, read_environments
 from lalmbench.inference.fingerprint import model_fingerprint
-from lalmbench.inference.sampling import run_fingerprint, sample_key, samples_of
+from lalmbench.inference.sampling import run_fingerprint, sample_key, slice_samples
 from lalmbench.inference.plan import INPUTS_KEY, file_is_current, input_digests
 from lalmbench.inference.slices import Slice, prepare
 
@@ -32,7 +32,7 @@ def slice_frame(sl: Slice, *, model_cfg: dict, cache_path: str | Path | Sequence
     p = prepare(sl, model_fp=model_fingerprint(model_cfg), seed=int(model_cfg.get("seed", 0)),
                 sample_rate=sample_rate)
     paths = [cache_path] if isinstance(cache_path, (str, Path)) else list(cache_path)
-    k_samples = samples_of(model_cfg)
+    k_samples = slice_samples(sl.variant, model_cfg)
     per_item = [[sample_key(k, j) for j in range(k_samples)] for k in p.keys]
     rows = merge_rows(paths, {sk for keys in per_item for sk in keys}, live=False)
     missing = [it["id"] for it, keys in zip(p.items, per_item) if any(sk not in rows for sk in keys)]

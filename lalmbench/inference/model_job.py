@@ -26,7 +26,7 @@ from lalmbench.data.audio import item_audio_paths, load_audio
 from lalmbench.inference.conditions import apply_condition, clip_seed_id, join_clips
 from lalmbench.inference.cache import PredictionCache, record_environment
 from lalmbench.inference.fingerprint import model_fingerprint
-from lalmbench.inference.sampling import sample_key, sample_seed, samples_of
+from lalmbench.inference.sampling import sample_key, sample_seed, samples_of, slice_samples
 from lalmbench.inference.slices import PreparedSlice, Slice, hears_audio, prepare, slice_name, sources
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
 from lalmbench.scoring.parse import parse_answer
@@ -193,14 +193,14 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
         p.items, p.keys = [p.items[j] for j in mine], [p.keys[j] for j in mine]
         p.audio_digests, p.prompt_digests = [p.audio_digests[j] for j in mine], [p.prompt_digests[j] for j in mine]
     cache = PredictionCache(cache_path, other_cache_files)
-    k_samples = samples_of(model_cfg)
-    todo = [[(it, sk, j) for it, k in zip(p.items, p.keys) for j, sk in _sample_keys(k, k_samples)
-             if not cache.done(sk)] for p in prepared]
+    ks = [slice_samples(p.slice.variant, model_cfg) for p in prepared]
+    todo = [[(it, sk, j) for it, k in zip(p.items, p.keys) for j, sk in _sample_keys(k, k_p)
+             if not cache.done(sk)] for p, k_p in zip(prepared, ks)]
     n_todo = sum(map(len, todo))
-    n_items = sum(len(p.items) for p in prepared) * k_samples
+    n_items = sum(len(p.items) * k_p for p, k_p in zip(prepared, ks))
     log.info("%s: %d slices, %d %s, %d in the cache (%s), %d to generate", model_name, len(prepared), n_items,
-             "items" if k_samples == 1 else f"outputs ({k_samples} samples per item)", n_items - n_todo, cache.path,
-             n_todo)
+             "items" if max(ks, default=1) == 1 else f"outputs ({samples_of(model_cfg)} samples per item)",
+             n_items - n_todo, cache.path, n_todo)
     summary = {"model": model_name, "model_fingerprint": model_fp, "cache": str(cache.path), "model_loads": 0,
                "shard": f"{shard[0]}/{shard[1]}", "slices": []}
     try:
@@ -226,7 +226,7 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
             model.close()
     _check_templates_unchanged(prepared, cache.path)
     failed = []
-    for p, items_todo in zip(prepared, todo):
+    for p, items_todo, k_samples in zip(prepared, todo, ks):
         keys = [sk for k in p.keys for _, sk in _sample_keys(k, k_samples)]
         n_err = sum(cache.rows[k].get("error") is not None for k in keys)
         n_new = len(items_todo)

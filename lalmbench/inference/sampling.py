@@ -28,6 +28,12 @@ def samples_of(cfg: Mapping[str, Any]) -> int:
     return int((cfg.get("generation") or {}).get(SAMPLES_KEY, 1))
 
 
+def slice_samples(variant: Mapping[str, Any], cfg: Mapping[str, Any]) -> int:
+    """k for one predictions file: the entry's k for a main run, 1 for a sweep's variant (CircularEval's
+    shifts, the determinism check's batch sizes), which reads one output per item."""
+    return 1 if variant else samples_of(cfg)
+
+
 def without_samples(generation: Mapping[str, Any]) -> dict[str, Any]:
     """The generation settings a backend passes on: ``samples`` is the pipeline's, not a decoding knob."""
     return {k: v for k, v in generation.items() if k != SAMPLES_KEY}

@@ -143,3 +143,16 @@ def test_one_sample_keeps_todays_keys_and_rows(text_items_path, text_lm_dir, tmp
     none, one = read_rows(tmp_path / "none.jsonl"), read_rows(tmp_path / "one.jsonl")
     assert set(none) == set(one) and all("sample" not in r for r in one.values())
     assert {k: r["raw_output"] for k, r in none.items()} == {k: r["raw_output"] for k, r in one.items()}
+
+
+@pytest.mark.slow
+def test_a_sweep_run_of_a_sampled_model_reads_one_output_per_item(text_items_path, text_lm_dir, tmp_path):
+    """CircularEval and the determinism check read one output per item: their variants draw one."""
+    sl = Slice(items=str(text_items_path), condition="no-audio", prompt="mcq-default",
+               template=str(ROOT / "resources" / "prompts" / "mcq-default.txt"), out=str(tmp_path / "v.parquet"),
+               variant={"batch_size": 2})
+    cfg = sampled_entry(text_lm_dir, 4)
+    summary = generate(model_name="tiny-text", model_cfg=cfg, slices=[sl], cache_path=tmp_path / "c.jsonl")
+    assert summary["slices"][0]["generated"] == 3 and "samples" not in summary["slices"][0]
+    df = materialize(sl, model_cfg=cfg, cache_path=tmp_path / "c.jsonl")
+    assert "samples" not in df.columns and df["raw_output"].notna().all()
