@@ -7,6 +7,7 @@ import logging
 import os
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from lalmbench.core import io
@@ -82,17 +83,21 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
 def _with_samples(items: list[dict], preds: pd.DataFrame, parser_cfg: dict, decisions: pd.DataFrame,
                   metrics: dict) -> tuple[pd.DataFrame, dict]:
     """A sampled run's decisions with the per-item columns of :mod:`lalmbench.scoring.sampled` and its
-    metrics with accuracy@k_mean, pass@k and majority@k (``value`` stays sample 0's accuracy)."""
+    metrics with accuracy@k_mean, pass@k and majority@k (``value`` stays sample 0's accuracy) and, in
+    metrics.json only, ``sampling_curve``: pass@j and majority@j for j = 1..k."""
     from lalmbench.scoring.mcq import score_mcq
-    from lalmbench.scoring.sampled import ITEM_COLUMNS, sample_outputs, sampled_scores
+    from lalmbench.scoring.sampled import ITEM_COLUMNS, sample_outputs, sampled_scores, sampling_curve
 
     per_sample = [score_mcq(items, p, parser_cfg)[0] for p in sample_outputs(preds)]
     per_item, rows = sampled_scores(per_sample)
+    curve = sampling_curve(np.stack([d["correct"].to_numpy(dtype=bool) for d in per_sample], axis=1),
+                           np.stack([d["pred_label"].to_numpy(dtype=object) for d in per_sample], axis=1),
+                           per_sample[0]["gold_label"].to_numpy(dtype=object))
     decisions = decisions.assign(**{c: per_item[c].to_numpy() for c in ITEM_COLUMNS})
     for r in rows:
         log.info("%s=%.4f [%.4f, %.4f] over %d items x %d samples (design effect %.2f)", r["metric"], r["value"],
                  r["ci_low"], r["ci_high"], r["n"], len(per_sample), r["design_effect"])
-    return decisions, {**metrics, "samples": len(per_sample),
+    return decisions, {**metrics, "samples": len(per_sample), "sampling_curve": curve,
                        "extra_metrics": [*metrics.get("extra_metrics", []), *rows]}
 
 

@@ -80,6 +80,20 @@ def _row(metric: str, summary: dict, n_items: int, chance: float, parse_failure_
             "ci_method": summary["ci_method"]}
 
 
+def sampling_curve(correct: np.ndarray, labels: np.ndarray, gold: np.ndarray) -> list[dict]:
+    """Accuracy against j = 1..k from one run of k samples per item: pass@j (the unbiased estimator from
+    all k) and majority@j (the vote of the first j samples). avg@j is the same for every j, avg@k."""
+    n, k = correct.shape
+    c = correct.sum(axis=1)
+    out = []
+    for j in range(1, k + 1):
+        maj, _ = majority_votes(labels[:, :j])
+        ok = [m is not None and m == g for m, g in zip(maj, gold)]
+        out.append({"k": j, "pass": float(np.mean([pass_at_k(k, int(ci), j) for ci in c])) if n else math.nan,
+                    "majority": float(np.mean(ok)) if n else math.nan})
+    return out
+
+
 def sampled_scores(decisions: Sequence[pd.DataFrame]) -> tuple[pd.DataFrame, list[dict]]:
     """(per-item columns :data:`ITEM_COLUMNS`, the metrics rows) from one decisions frame per sample
     (same items, same order, as :func:`lalmbench.scoring.mcq.score_mcq` writes them)."""

@@ -66,6 +66,11 @@ def test_a_sampled_run_scores_avg_pass_and_majority_by_hand(tmp_path):
     assert decisions["majority_correct"].tolist() == [True, False, True]
     assert decisions["sample_agreement"].tolist() == pytest.approx([2 / 3, 1 / 3, 1.0])
     assert decisions["pass_at_k"].tolist() == [1.0, 0.0, 1.0]
+    # j = 1: the mean over samples and sample 0's vote; j = 2: x's first two tie (A first), y's A is wrong
+    curve = metrics["sampling_curve"]
+    assert [c["k"] for c in curve] == [1, 2, 3]
+    assert [c["pass"] for c in curve] == pytest.approx([5 / 9, 2 / 3, 2 / 3])
+    assert [c["majority"] for c in curve] == pytest.approx([2 / 3, 2 / 3, 2 / 3])
 
 
 def simulate(rng, n_items: int, k: int, clip_size: int) -> tuple[np.ndarray, np.ndarray]:
