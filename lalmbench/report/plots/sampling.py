@@ -79,6 +79,7 @@ def plot_sampling(t: pd.DataFrame):
                        textcoords="offset points")
     right.set_xlabel("mean output tokens per output")
     right.set_ylabel("accuracy (one output)")
+    right.set_ylim(0, 1)
     right.set_title("Accuracy against output tokens")
     missing = sorted(set(t["model"]) - set(tokens["model"]))
     if missing:
