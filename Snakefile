@@ -59,6 +59,7 @@ rule all:
         run_results(),
         expand("results/figures/accuracy.{ext}", ext=["png", "svg"]),
         figure_targets(),
+        sampling_targets(),
         "results/browser/index.html",
         "results/browser/data.js",
         analysis_targets(),

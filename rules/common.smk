@@ -14,6 +14,7 @@ from lalmbench.workflow import rulegrid
 from lalmbench.workflow.config import (ConfigError, canonical, check_study_size, imported_skips, iter_runs,
                                       model_max_error_rate, run_hash, validate_config)
 from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.sampling import run_fingerprint, samples_of
 from lalmbench.models import imported
 from lalmbench.data.ledger import LEDGER_DIR, load_all as load_ledgers
 from lalmbench.report.model_report import REPORT_DIR
@@ -315,7 +316,8 @@ def model_fp(w):
 
 @lru_cache(maxsize=None)
 def _model_fp(model):
-    return model_fingerprint(model_cfg(model))
+    # with k when the entry draws k > 1 samples per item: a new k remakes its predictions files
+    return run_fingerprint(model_fingerprint(model_cfg(model)), model_cfg(model))
 
 
 def model_entry_untracked(w):

@@ -10,6 +10,13 @@ def figure_targets():
     return [f"results/figures/{name}.{ext}" for name in FIGURE_FAMILIES for ext in ("png", "svg")]
 
 
+def sampling_targets():
+    """The sampling figure, where some model draws k > 1 samples per item (else nothing to draw)."""
+    if not any(samples_of(c) > 1 for c in config["models"].values()):
+        return []
+    return [f"results/figures/sampling.{ext}" for ext in ("png", "svg")] + ["results/tables/sampling.tsv"]
+
+
 def all_decisions():
     return [f"results/scores/{r.key}/decisions.parquet" for r in RUNS]
 

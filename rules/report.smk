@@ -20,6 +20,26 @@ rule plot_accuracy:
         "> {log} 2>&1"
 
 
+rule plot_sampling:
+    input:
+        env_ready("core"),
+        table="results/all.tsv",
+        cost="results/tables/cost.tsv",
+    output:
+        png=in_report("results/figures/sampling.png", "Results", "Sampling", "sampling"),
+        svg="results/figures/sampling.svg",
+        tsv=in_report("results/tables/sampling.tsv", "Results", "Sampling", "sampling"),
+    log:
+        f"{LOGS}/plot_sampling.log",
+    params:
+        py=env_python("core"),
+    conda:
+        conda_file("core")
+    shell:
+        "{params.py:q} scripts/plot_sampling.py --table {input.table} --cost {input.cost} --tsv {output.tsv} "
+        "--png {output.png} --svg {output.svg} > {log} 2>&1"
+
+
 rule report_table:
     input:
         env_ready("core"),

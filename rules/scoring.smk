@@ -127,6 +127,7 @@ rule aggregate:
     output:
         table="results/all.tsv",
         flags=in_report("results/tables/flags.tsv", "Checks", "Flags", "flags"),
+        cost=in_report("results/tables/cost.tsv", "Results", "Cost", "cost"),
     log:
         f"{LOGS}/aggregate.log",
     params:
@@ -135,6 +136,7 @@ rule aggregate:
     conda:
         conda_file("core")
     shell:
-        "{params.py:q} scripts/aggregate.py --out {output.table} --flags {output.flags} --checks {input.checks} "
+        "{params.py:q} scripts/aggregate.py --out {output.table} --flags {output.flags} --cost {output.cost} "
+        "--checks {input.checks} "
         "--task-stats {input.task_stats} --item-versions {input.item_versions} --model-notes-json {params.notes:q} "
         "-- {input.metrics} > {log} 2>&1"

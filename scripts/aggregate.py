@@ -1,4 +1,5 @@
-"""Rule aggregate: collect every metrics.json into results/all.tsv (+ the flagged runs, for the report)."""
+"""Rule aggregate: collect every metrics.json into results/all.tsv (+ the flagged runs, for the report, and
+tokens and latency per run in their own table)."""
 import argparse
 import json
 
@@ -13,7 +14,8 @@ p.add_argument("--task-stats", nargs="*", default=[], help="task stats (items le
 p.add_argument("--item-versions", nargs="*", default=[], help="imported outputs' item-version checks (flags)")
 p.add_argument("--model-notes-json", default="{}", help="{model: note}: what was not run for a model (flags)")
 p.add_argument("--flags", default=None, help="also write the runs with flags here (results/tables/flags.tsv)")
+p.add_argument("--cost", default=None, help="also write tokens and latency per run here (results/tables/cost.tsv)")
 p.add_argument("metrics", nargs="+")
 a = p.parse_args()
 write_all_tsv(a.metrics, a.out, checks=a.checks, flags_out=a.flags, task_stats=a.task_stats,
-              item_versions=a.item_versions, model_notes=json.loads(a.model_notes_json))
+              item_versions=a.item_versions, model_notes=json.loads(a.model_notes_json), cost_out=a.cost)

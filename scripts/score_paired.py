@@ -1,4 +1,5 @@
-"""Paired model comparisons on the same items: exact McNemar per pair of models, Holm-adjusted,
+"""Paired model comparisons on the same items: exact McNemar per pair of models (a paired t-test on
+per-item means where a model drew several samples per item), Holm-adjusted,
 one table per (dataset, task, condition, prompt). Arguments: --out, then MODEL=DECISIONS pairs."""
 import argparse
 import logging
@@ -6,6 +7,7 @@ import logging
 import _bootstrap  # noqa: F401
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from lalmbench.core import io
 from lalmbench.core.progress import setup_logging
@@ -22,8 +24,11 @@ for spec in a.decisions:
     model, _, path = spec.partition("=")
     if not path:
         raise SystemExit(f"expected MODEL=PATH, got {spec!r}")
-    dec = io.read_parquet(path, columns=["id", "correct"])
-    cols[model] = dec.set_index("id")["correct"].astype(bool)
+    have = set(pq.read_schema(path).names)
+    dec = io.read_parquet(path, columns=["id", "correct"] + (["samples_mean"] if "samples_mean" in have else []))
+    # a model scored over k samples per item is compared on its per-item means (lalmbench.scoring.sampled)
+    cols[model] = (dec.set_index("id")["samples_mean"].astype(float) if "samples_mean" in dec.columns
+                   else dec.set_index("id")["correct"].astype(bool))
 frame = pd.DataFrame(cols)
 if frame.isna().any().any():
     bad = frame.columns[frame.isna().any()].tolist()

@@ -40,7 +40,7 @@ def test_a_misspelt_key_names_the_backend_and_the_closest_allowed_key():
     ({**HF, "generation": {"temprature": 0.2}},
      "models.q.generation.temprature: unknown key 'temprature' for backend 'hf'; did you mean 'temperature'? "
      "(allowed: do_sample, length_penalty, max_new_tokens, min_new_tokens, min_p, no_repeat_ngram_size, num_beams, "
-     "repetition_penalty, temperature, thinker_max_new_tokens, top_k, top_p, typical_p)"),
+     "repetition_penalty, samples, temperature, thinker_max_new_tokens, top_k, top_p, typical_p)"),
     ({"backend": "randm"},
      "models.q.backend: unknown backend 'randm'; did you mean 'random'? (known: cascade, hf, imported, openai, "
      "random, signal, text-overlap, vllm)"),
@@ -128,7 +128,8 @@ def test_hf_generation_keys_are_generation_config_fields():
     transformers = pytest.importorskip("transformers")
     gen = yaml.safe_load(SCHEMA.read_text())["$defs"]["hf_generation"]["properties"]
     fields = vars(transformers.GenerationConfig())
-    assert [k for k in gen if k not in fields] == ["thinker_max_new_tokens"]  # the Omni alias, mapped by the backend
+    # the Omni alias, mapped by the backend, and the pipeline's draws per item, which the backend never passes on
+    assert [k for k in gen if k not in fields] == ["thinker_max_new_tokens", "samples"]
 
 
 def test_vllm_generation_keys_all_map_onto_sampling_params():
@@ -136,7 +137,7 @@ def test_vllm_generation_keys_all_map_onto_sampling_params():
 
     gen = yaml.safe_load(SCHEMA.read_text())["$defs"]["backends"]["vllm"]["properties"]["generation"]["properties"]
     example = {"max_new_tokens": 8, "thinker_max_new_tokens": 8, "do_sample": True, "num_beams": 1, "temperature": 0.5,
-               "top_p": 0.9, "top_k": 5, "repetition_penalty": 1.1}
+               "top_p": 0.9, "top_k": 5, "repetition_penalty": 1.1, "samples": 4}
     assert set(example) == set(gen)
     out = sampling_kwargs({"generation": example, "seed": 1})
     assert out == {"max_tokens": 8, "seed": 1, "repetition_penalty": 1.1, "temperature": 0.5, "top_p": 0.9, "top_k": 5}
@@ -219,3 +220,28 @@ def test_the_reasoner_entry_is_copied_into_the_cascade_and_changes_its_fingerpri
     assert _fingerprint(LLM_CASCADE, {**TEXT_LLM, "batch_size": 8, "resources": {"mem_mb": 9000}}) == base
     # validating again (each Snakemake job does) copies the same entry
     assert validate_config(cfg, SCHEMA, ROOT)["models"]["c"]["params"]["reasoner_cfg"] == copied
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"backend": "random", "generation": {"samples": 5}},
+     "models.m.generation.samples: model 'm' (backend 'random') cannot sample: its output for an item is fixed, "
+     "so 5 samples would be 5 copies of one answer"),
+    ({**HF, "generation": {"samples": 4}},
+     "models.m.generation.samples: model 'm' decodes greedily, so 4 samples would be 4 copies of one output; "
+     "set generation.do_sample: true"),
+    ({**HF, "scoring": "loglik", "generation": {"samples": 4, "do_sample": True}},
+     "models.m.generation.samples: model 'm' scores options by log-likelihood"),
+    ({"backend": "openai", "model_id": "x", "params": {"base_url": "http://127.0.0.1:1/v1"},
+      "generation": {"samples": 3}},
+     "models.m.generation.samples: model 'm' is sent temperature 0 (the default)"),
+])
+def test_samples_need_a_backend_and_a_decode_that_sample(entry, message):
+    (line,) = errors_of(m=entry)
+    assert line.strip().startswith(message)
+
+
+def test_samples_with_a_sampling_decode_are_valid_and_one_sample_is_anywhere():
+    validate_config(_cfg(m={**HF, "generation": {"samples": 5, "do_sample": True, "temperature": 0.7}},
+                         o={"backend": "openai", "model_id": "x", "params": {"base_url": "http://127.0.0.1:1/v1"},
+                            "generation": {"samples": 2, "temperature": 0.6}},
+                         g={**HF, "generation": {"samples": 1}}), SCHEMA, ROOT)

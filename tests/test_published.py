@@ -248,3 +248,27 @@ def test_a_released_row_cites_its_release_only_when_the_scored_file_is_that_rele
         row = t.loc["beta@third-party"]
         assert row["outputs"].startswith(f"{path} (not the release ")
         assert f"scored file is not the release: {why}" in row["flags"]
+
+
+def test_a_number_published_over_k_samples_sits_beside_our_run_of_the_same_k():
+    from lalmbench.data.ledger import validate_ledger
+
+    led = load_ledger(DATA / "toy.yaml")
+    sampled = {"id": "zeta@paper", "model": "Zeta", "value": 61.0, "model_key": "zeta-sampled",
+               "source": {"kind": "paper", "arxiv": "2501.00009"},
+               "settings": {"decoding": "temperature 1.0, mean of 5 runs", "samples": {"k": 5, "aggregate": "mean"}}}
+    greedy_only = {**sampled, "id": "eta@paper", "model_key": "eta-greedy",
+                   "settings": {"decoding": "pass@8", "samples": {"k": 8, "aggregate": "pass"}}}
+    led["published"] += [sampled, greedy_only]
+    validate_ledger(led, "toy.yaml + sampled entries")
+    all_tsv = pd.read_csv(DATA / "all.tsv", sep="\t", keep_default_na=False, na_values=[""])
+    base = all_tsv[all_tsv["model"] == "gamma-run-here"].iloc[0]
+    rows = [base.copy().to_dict() | {"model": "zeta-sampled", "metric": m, "value": v, "ci_low": lo, "ci_high": hi}
+            for m, v, lo, hi in (("accuracy", 0.70, 0.67, 0.73), ("accuracy@5_mean", 0.60, 0.58, 0.62))]
+    rows.append(base.copy().to_dict() | {"model": "eta-greedy"})
+    t = published_table(pd.concat([all_tsv, pd.DataFrame(rows)], ignore_index=True), led, ["toy"]).set_index("entry")
+    zeta = t.loc["zeta@paper"]
+    assert zeta["value"] == pytest.approx(60.0) and zeta["flag"] == "inside"  # beside avg@5, not sample 0's 70
+    assert zeta["difference"] == pytest.approx(1.0) and "set beside accuracy@5_mean" in zeta["flags"]
+    eta = t.loc["eta@paper"]  # our run is greedy: no pass@8 row to set it beside
+    assert eta["flag"] == "not in results" and "run eta-greedy with generation.samples: 8" in eta["flags"]

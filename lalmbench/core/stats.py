@@ -217,11 +217,40 @@ def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> dict:
             "diff": float(a.mean() - b.mean()) if n else math.nan, "p_value": p}
 
 
+def paired_means_test(mean_a: Sequence[float], mean_b: Sequence[float], alpha: float = 0.05,
+                      power: float = 0.8) -> dict:
+    """Paired t-test (scipy.stats.ttest_rel) on per-item accuracies in [0, 1], for systems scored by the
+    mean over k sampled outputs per item: the item, not the sample, is the unit, so the k samples of an
+    item never count as k items. Keys as :func:`mcnemar_exact` (``a_only``/``b_only``: items where one
+    system's mean is higher) plus ``min_detectable_diff``, the normal approximation
+    (z_a + z_b) sd(diff) / sqrt(n); p is 1 when the two never differ."""
+    a, b = np.asarray(mean_a, dtype=float), np.asarray(mean_b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired comparison needs equal lengths, got {a.size} and {b.size}")
+    n, d = int(a.size), a - b
+    if n == 0:
+        return {"n": 0, "a_only": 0, "b_only": 0, "acc_a": math.nan, "acc_b": math.nan, "diff": math.nan,
+                "p_value": 1.0, "min_detectable_diff": math.nan}
+    from scipy.stats import norm, ttest_rel
+
+    sd = float(d.std(ddof=1)) if n > 1 else 0.0
+    p = float(ttest_rel(a, b).pvalue) if sd > 0 else 1.0
+    mdd = (norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / math.sqrt(n) if sd > 0 else math.nan
+    return {"n": n, "a_only": int((d > 0).sum()), "b_only": int((d < 0).sum()), "acc_a": float(a.mean()),
+            "acc_b": float(b.mean()), "diff": float(d.mean()), "p_value": p, "min_detectable_diff": mdd}
+
+
+def _binary(x: pd.Series) -> bool:
+    return bool(x.isin([0, 1, True, False]).all())
+
+
 def paired_comparisons(correct: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """All pairwise exact McNemar tests between the columns (systems) of an items x systems
     boolean frame; Holm-adjusted p-values, a ``significant`` flag at ``alpha`` and
     ``min_detectable_diff`` (the accuracy difference the pair's n detects at 80% power, at ``alpha``
-    before Holm's correction, given the pair's observed share of discordant items).
+    before Holm's correction, given the pair's observed share of discordant items). A column of
+    per-item means (a system scored over k samples per item) makes its pairs a paired t-test on
+    the per-item means (:func:`paired_means_test`).
 
     Rows with a missing value in either column of a pair are excluded from that pair and the
     count is reported (``n``), never silently imputed.
@@ -229,12 +258,15 @@ def paired_comparisons(correct: pd.DataFrame, alpha: float = 0.05) -> pd.DataFra
     rows = []
     for a, b in combinations(list(correct.columns), 2):
         pair = correct[[a, b]].dropna()
-        res = mcnemar_exact(pair[a].astype(bool).to_numpy(), pair[b].astype(bool).to_numpy())
+        if _binary(pair[a]) and _binary(pair[b]):
+            res = mcnemar_exact(pair[a].astype(bool).to_numpy(), pair[b].astype(bool).to_numpy())
+            res["min_detectable_diff"] = min_detectable_difference(
+                res["n"], (res["a_only"] + res["b_only"]) / res["n"] if res["n"] else 0.0, alpha)
+        else:
+            res = paired_means_test(pair[a].astype(float).to_numpy(), pair[b].astype(float).to_numpy(), alpha)
         rows.append({"system_a": a, "system_b": b, **res})
     out = pd.DataFrame(rows, columns=["system_a", "system_b", "n", "a_only", "b_only", "acc_a", "acc_b",
-                                      "diff", "p_value"])
-    out["min_detectable_diff"] = [min_detectable_difference(int(r.n), (r.a_only + r.b_only) / r.n if r.n else 0.0,
-                                                            alpha) for r in out.itertuples()]
+                                      "diff", "p_value", "min_detectable_diff"])
     if len(out):
         from statsmodels.stats.multitest import multipletests
 

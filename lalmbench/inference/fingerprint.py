@@ -1,7 +1,7 @@
 """What makes a prediction: the fingerprints that key the prediction cache.
 
 A model entry's *fingerprint* covers only what can change its outputs (backend, model id,
-revision, generation settings, seed, scoring mode, env). How a job is provisioned (resources,
+revision, generation settings but ``samples``, seed, scoring mode, env). How a job is provisioned (resources,
 batch size, error budget) and which runs it serves (conditions, prompts, tasks) are left out, so raising a
 runtime after a timeout, changing the batch size or adding a condition never regenerates
 finished predictions. An *item key* adds everything the model sees for one item: the rendered
@@ -27,9 +27,13 @@ def model_fingerprint(model_cfg: Mapping[str, Any]) -> str:
     A model lalmbench fetches itself (``model_id: lalmbench:offline-llm``) adds the sha256 its file is
     pinned to, so re-pinning it to other weights regenerates its predictions; an imported model
     (``backend: imported``) adds its file's digest, so editing the file regenerates them."""
+    from lalmbench.inference.sampling import without_samples
     from lalmbench.models import base, imported, offline_llm
 
     relevant = {k: v for k, v in model_cfg.items() if k not in PROVISIONING_KEYS}
+    if isinstance(relevant.get("generation"), Mapping):
+        # how many outputs per item, not what each is: raising k only adds samples (lalmbench.inference.sampling)
+        relevant["generation"] = without_samples(relevant["generation"])
     if model_cfg.get("backend") in ("hf", "vllm"):
         from lalmbench.models.hf.presets import PROMPT_VERSION
 

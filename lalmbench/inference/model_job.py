@@ -26,6 +26,7 @@ from lalmbench.data.audio import item_audio_paths, load_audio
 from lalmbench.inference.conditions import apply_condition, clip_seed_id, join_clips
 from lalmbench.inference.cache import PredictionCache, record_environment
 from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.sampling import sample_key, sample_seed, samples_of, slice_samples
 from lalmbench.inference.slices import PreparedSlice, Slice, hears_audio, prepare, slice_name, sources
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
 from lalmbench.scoring.parse import parse_answer
@@ -74,10 +75,11 @@ def multi_audio_settings(model: Model) -> tuple[bool, float]:
 
 def build_input(it: dict, *, condition: str, template: str, sample_rate: int, seed: int,
                 audio_source: dict[str, str | list[str]] | None = None, multi_audio: bool = False,
-                gap_s: float = MULTI_AUDIO_GAP_S, hears: bool = True) -> ModelInput:
+                gap_s: float = MULTI_AUDIO_GAP_S, hears: bool = True, sample_seed: int | None = None) -> ModelInput:
     """The model's input for one item. Several clips go to a ``multi_audio`` model as ``audios``
     (``audio`` = the first); any other model gets them joined with ``gap_s`` of silence. ``hears``
-    False (a model that reads no audio: imported outputs): no audio file is opened."""
+    False (a model that reads no audio: imported outputs): no audio file is opened. ``sample_seed``:
+    the seed of this sample when the entry draws several per item."""
     audio = audios = None
     if condition != "no-audio" and hears:
         paths = sources(it, audio_source)
@@ -93,7 +95,7 @@ def build_input(it: dict, *, condition: str, template: str, sample_rate: int, se
             audio = join_clips(clips, gap_s=gap_s, sample_rate=sample_rate)
     return ModelInput(id=it["id"], prompt=prompts.render(template, it), question=it["question"],
                       options=it.get("options") or [], audio=audio, sample_rate=sample_rate,
-                      task=it.get("task", ""), meta=it.get("meta", {}), audios=audios)
+                      task=it.get("task", ""), meta=it.get("meta", {}), audios=audios, seed=sample_seed)
 
 
 def multi_audio_record(it: dict, *, condition: str, multi_audio: bool, gap_s: float,
@@ -118,9 +120,12 @@ def _run_batch(model: Model, inputs: list[ModelInput]) -> tuple[list[ModelOutput
 
 
 def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: str, sample_rate: int, seed: int,
-                audio_source: dict[str, str] | None, hears: bool = True) -> list[dict]:
+                audio_source: dict[str, str] | None, hears: bool = True,
+                samples: Sequence[int] | None = None) -> list[dict]:
     """One batch -> one row per item (raw output or error, tokens, latency), failures retried alone.
-    ``hears`` False: the model reads no audio (imported outputs), so none is loaded."""
+    ``hears`` False: the model reads no audio (imported outputs), so none is loaded. ``samples``: the
+    sample index of each entry of ``chunk`` when the model draws several per item (one item may then
+    appear several times); each row records its ``sample`` and is drawn with its own seed."""
     inputs: list[ModelInput | None] = []
     errors: dict[int, str] = {}
     multi, gap_s = multi_audio_settings(model)
@@ -128,22 +133,23 @@ def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: st
         try:
             inputs.append(build_input(it, condition=condition, template=template, sample_rate=sample_rate,
                                       seed=seed, audio_source=audio_source, multi_audio=multi, gap_s=gap_s,
-                                      hears=hears))
+                                      hears=hears,
+                                      sample_seed=None if samples is None else sample_seed(seed, it["id"], samples[k])))
         except Exception as exc:  # unreadable audio etc.: an item error, not a crashed job
             errors[k] = f"{type(exc).__name__}: {exc}"
             inputs.append(None)
-    ready = [x for x in inputs if x is not None]
-    outs, elapsed = _run_batch(model, ready) if ready else ([], 0.0)
+    ready = [k for k, x in enumerate(inputs) if x is not None]
+    outs, elapsed = _run_batch(model, [inputs[k] for k in ready]) if ready else ([], 0.0)
     per_item = elapsed / max(len(ready), 1)
-    by_id = {x.id: (o, per_item) for x, o in zip(ready, outs)}
-    for x in ready:
-        o, _ = by_id[x.id]
+    by_pos = {k: (o, per_item) for k, o in zip(ready, outs)}
+    for k in ready:
+        o, _ = by_pos[k]
         if o.error is not None and len(ready) > 1:
-            (o2,), t2 = _run_batch(model, [x])
-            by_id[x.id] = (o2, t2)
+            (o2,), t2 = _run_batch(model, [inputs[k]])
+            by_pos[k] = (o2, t2)
     rows = []
     for k, it in enumerate(chunk):
-        o, lat = (ModelOutput(raw_output=None, error=errors[k]), 0.0) if k in errors else by_id[it["id"]]
+        o, lat = (ModelOutput(raw_output=None, error=errors[k]), 0.0) if k in errors else by_pos[k]
         raw, raw_fix = safe_text(o.raw_output)
         err, err_fix = safe_text(o.error)
         extra = dict(getattr(o, "extra", None) or {})
@@ -154,7 +160,8 @@ def infer_chunk(model: Model, chunk: list[dict], *, condition: str, template: st
             extra["output_repaired"] = raw_fix or err_fix
         rows.append({"id": it["id"], "raw_output": raw, "error": err, "latency_s": round(lat, 6),
                      "input_tokens": o.input_tokens, "output_tokens": o.output_tokens,
-                     "extra": io.dumps_json(extra) if extra else None})
+                     "extra": io.dumps_json(extra) if extra else None,
+                     **({} if samples is None else {"sample": int(samples[k])})})
     return rows
 
 
@@ -186,10 +193,13 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
         p.items, p.keys = [p.items[j] for j in mine], [p.keys[j] for j in mine]
         p.audio_digests, p.prompt_digests = [p.audio_digests[j] for j in mine], [p.prompt_digests[j] for j in mine]
     cache = PredictionCache(cache_path, other_cache_files)
-    todo = [[(it, k) for it, k in zip(p.items, p.keys) if not cache.done(k)] for p in prepared]
+    ks = [slice_samples(p.slice.variant, model_cfg) for p in prepared]
+    todo = [[(it, sk, j) for it, k in zip(p.items, p.keys) for j, sk in _sample_keys(k, k_p)
+             if not cache.done(sk)] for p, k_p in zip(prepared, ks)]
     n_todo = sum(map(len, todo))
-    n_items = sum(len(p.items) for p in prepared)
-    log.info("%s: %d slices, %d items, %d in the cache (%s), %d to generate", model_name, len(prepared), n_items,
+    n_items = sum(len(p.items) * k_p for p, k_p in zip(prepared, ks))
+    log.info("%s: %d slices, %d %s, %d in the cache (%s), %d to generate", model_name, len(prepared), n_items,
+             "items" if max(ks, default=1) == 1 else f"outputs ({samples_of(model_cfg)} samples per item)",
              n_items - n_todo, cache.path, n_todo)
     summary = {"model": model_name, "model_fingerprint": model_fp, "cache": str(cache.path), "model_loads": 0,
                "shard": f"{shard[0]}/{shard[1]}", "slices": []}
@@ -216,20 +226,28 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
             model.close()
     _check_templates_unchanged(prepared, cache.path)
     failed = []
-    for p, items_todo in zip(prepared, todo):
-        n_err = sum(cache.rows[k].get("error") is not None for k in p.keys)
+    for p, items_todo, k_samples in zip(prepared, todo, ks):
+        keys = [sk for k in p.keys for _, sk in _sample_keys(k, k_samples)]
+        n_err = sum(cache.rows[k].get("error") is not None for k in keys)
         n_new = len(items_todo)
-        summary["slices"].append({"out": p.slice.out, "items": len(p.items), "cached": len(p.items) - n_new,
-                                  "generated": n_new, "errors": n_err})
+        summary["slices"].append({"out": p.slice.out, "items": len(p.items), "cached": len(keys) - n_new,
+                                  "generated": n_new, "errors": n_err,
+                                  **({"samples": k_samples} if k_samples > 1 else {})})
+        what = "items" if k_samples == 1 else "samples"
         if n_err:
-            first = next(cache.rows[k]["error"] for k in p.keys if cache.rows[k].get("error") is not None)
-            log.warning("%s: %d/%d items failed; first error: %s", slice_name(p.slice), n_err, len(p.items), first)
-        if n_err / max(len(p.items), 1) > max_error_rate:
-            failed.append(f"{slice_name(p.slice)}: {n_err}/{len(p.items)} items failed")
+            first = next(cache.rows[k]["error"] for k in keys if cache.rows[k].get("error") is not None)
+            log.warning("%s: %d/%d %s failed; first error: %s", slice_name(p.slice), n_err, len(keys), what, first)
+        if n_err / max(len(keys), 1) > max_error_rate:
+            failed.append(f"{slice_name(p.slice)}: {n_err}/{len(keys)} {what} failed")
     if failed:
         raise SliceErrors(f"max_error_rate={max_error_rate} exceeded in {len(failed)} slice(s): " + "; ".join(failed)
                           + f". Finished items are kept in {cache.path}; only failed ones run next time.")
     return summary
+
+
+def _sample_keys(key: str, k: int) -> list[tuple[int | None, str]]:
+    """(sample index, cache key) of each output an item needs: its one key (index None) when k is 1."""
+    return [(None, key)] if k == 1 else [(j, sample_key(key, j)) for j in range(k)]
 
 
 class InputsChanged(RuntimeError):
@@ -254,28 +272,30 @@ def _provenance(model: Model, seed: int) -> dict:
             "backend_info": io.dumps_json(info) if info else None}
 
 
-def _serve(model: Model, p: PreparedSlice, todo: list[tuple[dict, str]], cache: PredictionCache, common: dict,
-           model_cfg: dict, sample_rate: int, seed: int, progress: ProgressLog) -> None:
+def _serve(model: Model, p: PreparedSlice, todo: list[tuple[dict, str, int | None]], cache: PredictionCache,
+           common: dict, model_cfg: dict, sample_rate: int, seed: int, progress: ProgressLog) -> None:
     sl = p.slice
     batch_size = int(sl.variant.get("batch_size", model_cfg.get("batch_size", 1)))
     if hears_audio(sl):  # length-sorted batches: less padding, same results per item
-        todo = sorted(todo, key=lambda t: (sum(map(_duration, item_audio_paths(t[0]))), t[0]["id"]))
+        todo = sorted(todo, key=lambda t: (sum(map(_duration, item_audio_paths(t[0]))), t[0]["id"], t[2] or 0))
     log.info("%s: generating %d of %d items (batch size %d)", slice_name(sl), len(todo), len(p.items), batch_size)
     stamp = {**common, "batch_size": batch_size, "condition": sl.condition, "prompt": sl.prompt}
     for start in range(0, len(todo), batch_size):
         chunk = todo[start:start + batch_size]
-        rows = infer_chunk(model, [it for it, _ in chunk], condition=sl.condition, template=p.template,
-                           sample_rate=sample_rate, seed=seed, audio_source=p.audio_source, hears=sl.audio)
-        cache.append({**r, **stamp, "key": k} for r, (_, k) in zip(rows, chunk))
+        sampled = [j for _, _, j in chunk]
+        rows = infer_chunk(model, [it for it, _, _ in chunk], condition=sl.condition, template=p.template,
+                           sample_rate=sample_rate, seed=seed, audio_source=p.audio_source, hears=sl.audio,
+                           samples=None if sampled[0] is None else sampled)
+        cache.append({**r, **stamp, "key": k} for r, (_, k, _) in zip(rows, chunk))
         judged, correct = _judge(chunk, rows) if progress.tracker else (0, 0)
         progress.update(len(chunk), latency_s=sum(r["latency_s"] for r in rows), judged=judged, correct=correct)
 
 
-def _judge(chunk: list[tuple[dict, str]], rows: list[dict]) -> tuple[int, int]:
-    """(MCQ items with a gold label, how many the default parser reads as correct): the live
+def _judge(chunk: list[tuple[dict, str, int | None]], rows: list[dict]) -> tuple[int, int]:
+    """(MCQ outputs with a gold label, how many the default parser reads as correct): the live
     accuracy of a tracked model job. The scoring job's task-specific parser gives the real number."""
     judged = correct = 0
-    for (it, _), r in zip(chunk, rows):
+    for (it, _, _), r in zip(chunk, rows):
         if it.get("options") and it.get("answer_label") is not None:
             judged += 1
             correct += r["error"] is None and parse_answer(r["raw_output"], it["options"]).label == it["answer_label"]

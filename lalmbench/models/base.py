@@ -42,7 +42,9 @@ class ModelInput:
     ``multi_audio`` (``audio`` is then the first clip); otherwise it is ``None`` and ``audio`` is
     what the model hears (for a multi-clip item: the clips joined by silence).
     ``prompt`` is the rendered user text; ``question``/``options`` stay available for backends
-    that score options themselves (log-likelihood, cascade).
+    that score options themselves (log-likelihood, cascade). ``seed``: set when the entry draws
+    several samples per item (lalmbench.inference.sampling); a backend that samples draws this
+    output with it, whatever else is in the batch.
     """
 
     id: str
@@ -54,6 +56,7 @@ class ModelInput:
     task: str = ""
     meta: dict = field(default_factory=dict)
     audios: list[np.ndarray] | None = None
+    seed: int | None = None
 
     @property
     def clips(self) -> list[np.ndarray]:

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from lalmbench.inference.sampling import without_samples
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
 from lalmbench.models.secrets import Redactor, config_secret_problems, read_key
 
@@ -197,10 +198,11 @@ class OpenAICompatible(Model):
 
     # --- one request -----------------------------------------------------------------------------
     def payload(self, x: ModelInput) -> dict:
-        gen = dict(self.cfg.get("generation") or {})
+        gen = without_samples(self.cfg.get("generation") or {})  # draws per item: the pipeline's
         body: dict[str, Any] = {"model": self.model_id, "messages": build_messages(x, self.system_prompt),
                                 "max_tokens": int(gen.pop("max_new_tokens", gen.pop("max_tokens", 64))),
-                                "temperature": float(gen.pop("temperature", 0.0)), "seed": self.seed}
+                                "temperature": float(gen.pop("temperature", 0.0)),
+                                "seed": self.seed if x.seed is None else x.seed}
         gen.pop("do_sample", None)  # a transformers knob; temperature says the same here
         body.update(gen)  # anything else (top_p, stop, ...) passes through as the API names it
         return body

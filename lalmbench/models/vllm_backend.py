@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from lalmbench.inference.sampling import without_samples
+
 from .base import PIPELINE_KEYS, Model, ModelInput, ModelOutput, register_backend
 from .hf.families import audio_note, get_family, probe_render, wav_base64
 from .hf.presets import apply_preset, audio_position_note
@@ -110,7 +112,7 @@ def sampling_kwargs(cfg: dict[str, Any], stop_token_ids: list[int] | None = None
 
     ``stop_token_ids`` (the family's end-of-turn tokens) make the stop explicit rather than trusting the
     checkpoint's generation_config.json to list them."""
-    gen = dict(cfg.get("generation") or {})
+    gen = without_samples(cfg.get("generation") or {})  # draws per item: the pipeline's (inference.sampling)
     if "thinker_max_new_tokens" in gen:
         gen["max_new_tokens"] = gen.pop("thinker_max_new_tokens")
     out: dict[str, Any] = {"max_tokens": int(gen.pop("max_new_tokens", 128)), "seed": int(cfg.get("seed", 0))}
@@ -223,13 +225,22 @@ class VLLMModel(Model):
             return [build_prompt_request(it, self.family, self.processor, sp, pos) for it in batch]
         return [build_chat_messages(it, sp, pos or fam.audio_position, fam.multi_audio) for it in batch]
 
+    def request_params(self, batch: list[ModelInput]) -> Any:
+        """The entry's SamplingParams, or one per request when items carry their own sample seed."""
+        if all(it.seed is None for it in batch):
+            return self.params
+        vllm = _require_vllm()
+        return [vllm.SamplingParams(**{**self.sampling, **({} if it.seed is None else {"seed": it.seed})})
+                for it in batch]
+
     def generate(self, batch: list[ModelInput]) -> list[ModelOutput]:
         try:
             reqs = self.requests(batch)
+            params = self.request_params(batch)
             if self.mode == "prompt":
-                outs = self.llm.generate(reqs, sampling_params=self.params, use_tqdm=False)
+                outs = self.llm.generate(reqs, sampling_params=params, use_tqdm=False)
             else:
-                outs = self.llm.chat(reqs, sampling_params=self.params, use_tqdm=False)
+                outs = self.llm.chat(reqs, sampling_params=params, use_tqdm=False)
         except Exception as e:  # noqa: BLE001 - the runner retries each item alone
             msg = f"batch of {len(batch)} failed: {type(e).__name__}: {e}"[:2000]
             return [ModelOutput(raw_output=None, error=msg) for _ in batch]

@@ -39,7 +39,9 @@ def metrics_rows(metrics: dict) -> list[dict]:
     rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED + OFFICIAL + CLUSTERED}}]
     for extra in metrics.get("extra_metrics", []):
         rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
-                                for k in ["metric"] + VALUES}})
+                                for k in ["metric"] + VALUES},
+                     # a sampled run's rows (scoring.sampled) say how their samples widened the interval
+                     **{k: extra[k] for k in CLUSTERED if k in extra}})
     return rows
 
 
@@ -117,9 +119,16 @@ def flags_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
                   flags_out: str | None = None, task_stats: Iterable[str] = (), item_versions: Iterable[str] = (),
-                  model_notes: Mapping[str, str] | None = None) -> pd.DataFrame:
+                  model_notes: Mapping[str, str] | None = None, cost_out: str | None = None) -> pd.DataFrame:
+    """all.tsv (and the flagged runs); ``cost_out``: the runs' tokens and latency
+    (lalmbench.scoring.cost), kept apart because latency never reproduces to the byte."""
+    paths = list(paths)
     df = build_table(paths, checks, task_stats, item_versions, model_notes)
     io.write_tsv(out, df)
     if flags_out:
         io.write_tsv(flags_out, flags_table(df))
+    if cost_out:
+        from lalmbench.scoring.cost import cost_table
+
+        io.write_tsv(cost_out, cost_table([io.read_json(p) for p in paths]))
     return df

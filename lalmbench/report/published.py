@@ -69,11 +69,22 @@ def _text(v) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
 
 
-def _result_row(table: pd.DataFrame, model_key: str, datasets: Iterable[str]) -> pd.Series | None:
-    """The all.tsv row of ``model_key`` on the benchmark's datasets (accuracy, the audio condition);
+#: ledger ``settings.samples.aggregate`` -> the all.tsv metric of the same k (lalmbench.scoring.sampled)
+SAMPLED_METRICS = {"mean": "accuracy@{k}_mean", "pass": "pass@{k}", "majority": "majority@{k}"}
+
+
+def published_metric(entry: Mapping | None) -> str:
+    """The all.tsv metric a published entry is set beside: accuracy, or the sampled metric of its k."""
+    samples = ((entry or {}).get("settings") or {}).get("samples")
+    return SAMPLED_METRICS[samples["aggregate"]].format(k=int(samples["k"])) if samples else "accuracy"
+
+
+def _result_row(table: pd.DataFrame, model_key: str, datasets: Iterable[str],
+                metric: str = "accuracy") -> pd.Series | None:
+    """The all.tsv row of ``model_key`` on the benchmark's datasets (``metric``, the audio condition);
     None when the model has none; an error when several runs would answer."""
     rows = table[(table["model"] == model_key) & table["dataset"].isin(list(datasets))
-                 & (table["metric"] == "accuracy")]
+                 & (table["metric"] == metric)]
     if len(rows) > 1 and "condition" in rows:
         rows = rows[rows["condition"] == "audio"]
     if rows.empty:
@@ -107,7 +118,8 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
                "model_key": pair["model_key"], "released_by": pair["released_by"], "outputs": outputs,
                "published": pub["value"] if pub else math.nan, "published_entry": pub["id"] if pub else "",
                "published_source": source_text(pub["source"]) if pub else ""}
-        res = _result_row(table, pair["model_key"], datasets)
+        metric = published_metric(pub)
+        res = _result_row(table, pair["model_key"], datasets, metric)
         vo = no = math.nan
         if res is not None:
             row["dataset"] = res["dataset"]
@@ -118,6 +130,9 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
         if not_release:
             row["flags"] = "; ".join(f for f in (row.get("flags", ""), f"scored file is not the release: {not_release}")
                                      if f)
+        if metric != "accuracy":
+            out.append(_sampled_row(row, res, pub, metric))
+            continue
         if not math.isnan(vo) and not 0.0 <= vo <= 1.0:
             raise InputError(f"all.tsv: model {pair['model_key']!r}: value_official {vo} is not a proportion; a "
                              f"ledger compares accuracies")
@@ -140,6 +155,21 @@ def published_table(table: pd.DataFrame, ledger: Mapping, datasets: Iterable[str
     for c in ("n", "n_official"):
         df[c] = pd.to_numeric(df[c]).astype("Int64")
     return df
+
+
+def _sampled_row(row: dict, res: pd.Series | None, pub: Mapping, metric: str) -> dict:
+    """A published aggregate over k samples beside our ``metric`` of the same k: the benchmark's own rule
+    scores one output per item, so the difference is taken against our value and its clustered interval."""
+    k = pub["settings"]["samples"]["k"]
+    note = f"published over {k} samples ({pub['settings']['samples']['aggregate']}): set beside {metric}"
+    if res is None:
+        row.update(flag=NOT_RUN, flags=f"{note}; run {row['model_key']} with generation.samples: {k}")
+        return row
+    p, lo, hi = float(pub["value"]), row["ci_low"], row["ci_high"]
+    row.update(difference=p - row["value"], difference_ci_low=p - hi, difference_ci_high=p - lo,
+               flag="outside" if (p < lo or p > hi) else "inside",
+               flags="; ".join(f for f in (row.get("flags", ""), note) if f))
+    return row
 
 
 def write_published(all_tsv: str, ledger_path: str, datasets: Iterable[str], *, tsv: str, png: str, svg: str,

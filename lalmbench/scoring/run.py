@@ -7,6 +7,7 @@ import logging
 import os
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from lalmbench.core import io
@@ -38,6 +39,8 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     # imported outputs that carry the item they were made on: compared with ours, scored on theirs if asked
     items, differs, versions = item_versions.for_run(items, preds)
     decisions, metrics = score_mcq(items, preds, parser_cfg)
+    if "samples" in preds.columns:  # k > 1 outputs per item: the row is sample 0, the rest are scored apart
+        decisions, metrics = _with_samples(items, preds, parser_cfg, decisions, metrics)
     if no_output:
         flag = no_output.pop("no_output_flag")
         metrics = {**metrics, **no_output, "flags": [*metrics.get("flags", []), flag]}
@@ -57,6 +60,10 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
         log.info("official %s: %.4f over %d items (%d left out), %d items disagree with ours",
                  official["official_scorer"], official["value_official"], official["n_official"],
                  sum(official["official_excluded"].values()), official["n_official_disagree"])
+    if len(preds):  # tokens and latency: results/tables/cost.tsv, never all.tsv (lalmbench.scoring.cost)
+        from lalmbench.scoring.cost import cost_summary
+
+        metrics["cost"] = cost_summary(preds)
     first = preds.iloc[0] if len(preds) else {}
     metrics = {
         **dict(zip(RUN_KEYS, run)),
@@ -71,6 +78,27 @@ def score_run_files(*, items_path: str, predictions_path: str, parser_cfg: dict,
     io.write_parquet(decisions_path, decisions, metadata={SCORE_INPUTS_KEY: score_inputs} if score_inputs else None)
     io.write_json(metrics_path, metrics)
     return metrics
+
+
+def _with_samples(items: list[dict], preds: pd.DataFrame, parser_cfg: dict, decisions: pd.DataFrame,
+                  metrics: dict) -> tuple[pd.DataFrame, dict]:
+    """A sampled run's decisions with the per-item columns of :mod:`lalmbench.scoring.sampled` and its
+    metrics with accuracy@k_mean, pass@k and majority@k (``value`` stays sample 0's accuracy) and, in
+    metrics.json only, ``sampling_curve``: pass@j and majority@j for j = 1..k."""
+    from lalmbench.scoring.mcq import score_mcq
+    from lalmbench.scoring.sampled import ITEM_COLUMNS, sample_outputs, sampled_scores, sampling_curve
+
+    per_sample = [score_mcq(items, p, parser_cfg)[0] for p in sample_outputs(preds)]
+    per_item, rows = sampled_scores(per_sample)
+    curve = sampling_curve(np.stack([d["correct"].to_numpy(dtype=bool) for d in per_sample], axis=1),
+                           np.stack([d["pred_label"].to_numpy(dtype=object) for d in per_sample], axis=1),
+                           per_sample[0]["gold_label"].to_numpy(dtype=object))
+    decisions = decisions.assign(**{c: per_item[c].to_numpy() for c in ITEM_COLUMNS})
+    for r in rows:
+        log.info("%s=%.4f [%.4f, %.4f] over %d items x %d samples (design effect %.2f)", r["metric"], r["value"],
+                 r["ci_low"], r["ci_high"], r["n"], len(per_sample), r["design_effect"])
+    return decisions, {**metrics, "samples": len(per_sample), "sampling_curve": curve,
+                       "extra_metrics": [*metrics.get("extra_metrics", []), *rows]}
 
 
 def no_output_ids(preds: pd.DataFrame) -> dict[str, str]:
@@ -154,6 +182,7 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
     from lalmbench.inference.fingerprint import model_fingerprint
     from lalmbench.inference.materialize import is_current, materialize
     from lalmbench.inference.plan import slice_from_spec
+    from lalmbench.inference.sampling import run_fingerprint
     from lalmbench.models.imported import needs_audio
 
     fp = model_fingerprint(model_cfg)
@@ -163,7 +192,7 @@ def score_runs(batch: dict, *, model: str, model_cfg: dict, cache_root: str, sam
     for i, (task, condition, prompt, run_hash, name) in enumerate(runs, 1):
         sl = slice_from_spec(model, ("main", dataset, task, condition, prompt, None), audio=needs_audio(model_cfg))
         decisions, metrics = scores_paths(Run(model, dataset, task, condition, prompt).key)
-        if is_current(sl, fp):
+        if is_current(sl, run_fingerprint(fp, model_cfg)):
             os.utime(sl.out)
             counts["predictions_current"] += 1
         else:

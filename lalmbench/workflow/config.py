@@ -107,6 +107,7 @@ def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, so
     import jsonschema
     from snakemake.utils import validate
 
+    from lalmbench.inference.sampling import sampling_problems
     from lalmbench.models.secrets import config_secret_problems
 
     # before the schema, whose messages may quote a whole model entry (and a key in it)
@@ -116,7 +117,10 @@ def validate_config(cfg: dict, schema_path: str | Path, base_dir: str | Path, so
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(leaks))
     schema = yaml.safe_load(Path(schema_path).read_text())
     models = cfg.get("models") if isinstance(cfg.get("models"), dict) else {}
-    entry_problems = check_model_entries(models, schema)
+    # a backend that cannot sample is told why before the schema calls samples an unknown key
+    sampling = sampling_problems(models)
+    said = {p.split(":", 1)[0] for p in sampling}
+    entry_problems = sampling + [p for p in check_model_entries(models, schema) if p.split(":", 1)[0] not in said]
     # the schema rejects the same unknown keys and backends, less readably: keep only its other errors
     explained = {p.split(":", 1)[0] for p in entry_problems}
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=lambda e: list(e.absolute_path))

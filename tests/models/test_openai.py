@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import logging
@@ -70,6 +71,17 @@ def test_payload_shape_audio_as_base64_wav(server, key):
     assert sr == SR and len(decoded) == len(audio)
     np.testing.assert_allclose(decoded, audio, atol=1e-4)  # 16-bit PCM round trip
     assert all(h.get("Authorization") == f"Bearer {key}" for h in server.headers)
+
+
+def test_a_sample_is_sent_with_its_own_seed_and_samples_stays_ours(server, key):
+    cfg = _cfg(server)
+    cfg["generation"] = {**cfg["generation"], "temperature": 0.7, "samples": 4}
+    model = load_model("m", cfg)
+    (out,) = model.generate([dataclasses.replace(_inp("a"), seed=12345)])
+    model.close()
+    assert out.error is None
+    body = server.requests[-1]
+    assert body["seed"] == 12345 and body["temperature"] == 0.7 and "samples" not in body
 
 
 def test_retries_after_500_and_429_with_backoff(server, key, caplog):

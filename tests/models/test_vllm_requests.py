@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import importlib.util
 import io
 from types import SimpleNamespace
@@ -191,3 +192,17 @@ def test_importing_the_backends_loads_no_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     assert out.stdout.strip() == "[]"
+
+
+def test_each_sample_gets_its_own_seed_in_its_own_sampling_params(monkeypatch):
+    fake = SimpleNamespace(SamplingParams=lambda **kw: SimpleNamespace(**kw))
+    monkeypatch.setattr(vb, "_require_vllm", lambda: fake)
+    model = object.__new__(vb.VLLMModel)
+    model.sampling = vb.sampling_kwargs({"generation": {"do_sample": True, "temperature": 0.7, "samples": 5},
+                                         "seed": 2})
+    model.params = fake.SamplingParams(**model.sampling)
+    assert model.sampling["seed"] == 2 and "samples" not in model.sampling
+    assert model.request_params([item(None), item(None, i=1)]) is model.params  # unseeded: the entry's params
+    seeded = [dataclasses.replace(item(None, i=i), seed=s) for i, s in enumerate((11, 12))]
+    params = model.request_params(seeded)
+    assert [p.seed for p in params] == [11, 12] and all(p.temperature == 0.7 for p in params)

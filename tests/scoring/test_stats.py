@@ -181,3 +181,20 @@ def test_list_valued_fields_group_by_element():
     paper = paper_breakdown(dec.assign(official_score=dec["correct"].astype(float)), ["category"])
     assert [(r["group"], r["n"], r["value_official"]) for r in paper] == [("Perception", 2, 1.0),
                                                                           ("Reasoning", 3, 2 / 3)]
+
+
+def test_a_sampled_system_is_compared_on_per_item_means_with_a_paired_t_test():
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(4)
+    greedy = rng.random(200) < 0.55
+    sampled = np.clip(greedy * 0.6 + rng.random(200) * 0.5, 0, 1)  # means over k samples: fractions
+    t = paired_comparisons(pd.DataFrame({"greedy": greedy, "sampled": sampled}))
+    (row,) = t.to_dict("records")
+    assert row["p_value"] == pytest.approx(ttest_rel(greedy.astype(float), sampled).pvalue)
+    assert row["diff"] == pytest.approx(greedy.mean() - sampled.mean())
+    assert row["n"] == 200 and row["a_only"] + row["b_only"] <= 200
+    sd = np.std(greedy - sampled, ddof=1)
+    assert row["min_detectable_diff"] == pytest.approx((1.959964 + 0.841621) * sd / np.sqrt(200), rel=1e-5)
+    same = paired_comparisons(pd.DataFrame({"a": sampled, "b": sampled}))
+    assert same.loc[0, "p_value"] == 1.0 and not same.loc[0, "significant"]

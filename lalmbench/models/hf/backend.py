@@ -72,6 +72,8 @@ class HFModel(Model):
         self.model.generation_config = self.generation_config
         self._eos = eos_ids(self.generation_config)
         self._pad = self.generation_config.pad_token_id
+        # the processor's audio placeholder, expanded to one id per audio frame: counts the audio's share of the input
+        self._audio_id = getattr(self.processor, "audio_token_id", None)
 
     # ------------------------------------------------------------------ loading
     def _apply_preset(self, cfg: dict[str, Any]) -> None:
@@ -197,8 +199,10 @@ class HFModel(Model):
             return outputs  # type: ignore[return-value]
         # longest first; never mix audio and text-only items in one processor call
         ready.sort(key=lambda p: (p[1].audio is not None, length_key(p[1])), reverse=True)
-        for start in range(0, len(ready), self.batch_size):
-            chunk = ready[start:start + self.batch_size]
+        # a seeded sample is drawn alone: torch's one generator would otherwise make it depend on its batch
+        step = 1 if any(it.seed is not None for _, it in ready) else self.batch_size
+        for start in range(0, len(ready), step):
+            chunk = ready[start:start + step]
             groups = [[p for p in chunk if p[1].audio is not None], [p for p in chunk if p[1].audio is None]]
             for group in (g for g in groups if g):
                 try:
@@ -214,7 +218,7 @@ class HFModel(Model):
     def _generate_batch(self, items: list[ModelInput]) -> list[ModelOutput]:
         torch = self.torch
         enc = self.encode(items)
-        torch.manual_seed(self.seed)
+        torch.manual_seed(items[0].seed if len(items) == 1 and items[0].seed is not None else self.seed)
         with torch.inference_mode():
             seq = self.model.generate(**enc, generation_config=self.generation_config)
         if not torch.is_tensor(seq):
@@ -224,9 +228,12 @@ class HFModel(Model):
         counts = [count_new_tokens(toks, self._eos, self._pad) for toks in new]
         texts = self.tokenizer.batch_decode([t[:n] for t, n in zip(new, counts)], skip_special_tokens=True)
         in_counts = enc["attention_mask"].sum(-1).tolist()
+        audio_counts = ((enc["input_ids"] == self._audio_id) & enc["attention_mask"].bool()).sum(-1).tolist() \
+            if isinstance(self._audio_id, int) else [None] * len(items)
         return [ModelOutput(raw_output=text.strip(), input_tokens=int(n_i), output_tokens=int(n_o),
-                            extra={"generation": self.effective_generation, **self.audio_note(it)})
-                for text, n_i, n_o, it in zip(texts, in_counts, counts, items)]
+                            extra={"generation": self.effective_generation, **self.audio_note(it),
+                                   **({} if n_a is None else {"input_audio_tokens": int(n_a)})})
+                for text, n_i, n_o, n_a, it in zip(texts, in_counts, counts, audio_counts, items)]
 
     def close(self) -> None:
         self.model = None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from lalmbench.inference.sampling import without_samples
+
 from .settings import GENERATION_DEFAULTS
 
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "typical_p")
@@ -22,7 +24,7 @@ def resolve_generation_config(base: Any, requested: dict[str, Any],
 
     ``stop_ids`` (the family's end-of-turn tokens, e.g. ``<|im_end|>``) are added to the checkpoint's
     eos ids, so generation stops at the end of the turn whatever its generation_config.json lists."""
-    req = dict(requested)
+    req = without_samples(requested)  # how many draws per item is the pipeline's (inference.sampling)
     if "thinker_max_new_tokens" in req:  # the Omni wrappers' name for the thinker's budget
         req["max_new_tokens"] = req.pop("thinker_max_new_tokens")
     settings = {**GENERATION_DEFAULTS, **req}
