@@ -142,6 +142,21 @@ def _official_interval(path: str | None, metric: str) -> tuple[float, float]:
     return (math.nan, math.nan) if dec is None else official_bootstrap(dec["official_stats"], metric)
 
 
+def _no_official_reason(preset: str) -> str:
+    """Why a row that ran has no value_official: its preset's report rules that ask an LLM judge run only
+    with one (a config without a judge leaves them out), otherwise the dataset names no rule."""
+    from lalmbench.data.adapters.benchmarks import official_protocol
+    from lalmbench.scoring.official import SCORERS, preset_rules
+
+    protocol = official_protocol({"adapter": preset})
+    rules = preset_rules(protocol["official"], []) + preset_rules(protocol.get("official_also") or [], [])
+    judged = sorted({e["scorer"] for e in rules if SCORERS[e["scorer"]].needs == "ask"})
+    if judged:
+        return (f"no value_official: the report's rule ({', '.join(judged)}) asks an LLM judge and this config "
+                f"names none (a top-level judge: block or the dataset's official.judge_model); compared with value")
+    return "no value_official: the dataset names no official rule; compared with value"
+
+
 def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Mapping[str, Mapping],
                  presets: Iterable[str], decisions: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """One row per ledger row (columns :data:`COLUMNS`). ``datasets``: the config's datasets;
@@ -207,7 +222,7 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
         else:
             row["flag"] = "outside" if (row["published"] < lo or row["published"] > hi) else "inside"
         if not math.isfinite(vo):
-            row["reason"] = "no value_official: the dataset names no official rule; compared with value"
+            row["reason"] = _no_official_reason(r["preset"])
         out.append(row)
     df = pd.DataFrame(out, columns=COLUMNS)
     num = ["published", "published_alt", "value_official", "value", "interval_low", "interval_high", "difference"]

@@ -60,7 +60,7 @@ def test_each_report_config_runs_every_row_it_can_and_the_rest_say_why(name):
     for r in runnable:
         assert cfg["datasets"][r["dataset"]]["adapter"] == r["preset"], r["id"]
         assert (r.get("task") or r["dataset"]) in cfg["tasks"], r["id"]
-    assert len(runnable) == {"qwen2-audio": 19, "qwen25-omni": 20, "kimi-audio": 13}[name]
+    assert len(runnable) == {"qwen2-audio": 21, "qwen25-omni": 22, "kimi-audio": 19}[name]
     model = cfg["reports"][name]["model"]
     empty = pd.DataFrame(columns=list(_row("m", "d", "t", "wer", 0.0)))
     df = report_table(empty, rep, model, cfg["datasets"], [r["preset"] for r in rep["rows"] if is_preset(r["preset"])])
