@@ -166,9 +166,12 @@ def _asr(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
 
 def speaker_clusters(items: list[dict]) -> list[str] | None:
     """The items' ``meta.speaker`` (LibriSpeech's and AISHELL's presets read it from the release) when
-    every item has one, so corpus WER's interval resamples speakers; None otherwise (items resampled)."""
+    every item has one and there are two speakers or more, so corpus WER's interval resamples speakers;
+    None otherwise (items resampled: one speaker's draws all give the same corpus)."""
     speakers = [(it.get("meta") or {}).get("speaker") for it in items]
-    return [str(s) for s in speakers] if items and all(s not in (None, "") for s in speakers) else None
+    if not items or any(s in (None, "") for s in speakers) or len(set(map(str, speakers))) < 2:
+        return None
+    return [str(s) for s in speakers]
 
 
 def _translation(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
