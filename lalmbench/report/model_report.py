@@ -168,6 +168,9 @@ def _no_official_reason(preset: str) -> str:
     if judged:
         return (f"no value_official: the report's rule ({', '.join(judged)}) asks an LLM judge and this config "
                 f"names none (a top-level judge: block or the dataset's official.judge_model); compared with value")
+    if rules:
+        named = ", ".join(f"{e['scorer']} scores {SCORERS[e['scorer']].kind} items" for e in rules)
+        return f"no value_official: the preset's rule ({named}) does not score this task's items; compared with value"
     return "no value_official: the dataset names no official rule; compared with value"
 
 
