@@ -110,7 +110,7 @@ def test_asr_scoring_clusters_by_the_items_speakers_and_says_so():
              for i, r in enumerate(refs)]
     raw = ["the cat sat", "a dog ran", "birds sing", "rain", "wind", "sun"]
     _, head, extra, info = _asr("asr", items, raw, pd.DataFrame({"id": [str(i) for i in range(6)]}), {}, None)
-    assert info["ci_method"] == "cluster bootstrap (2 clusters)"
+    assert info["ci_method"] == "bootstrap-clustered (2 clusters)"
     assert head["value"] == pytest.approx(3 / 14)              # three words dropped of 14
     one = [dict(it, meta={"speaker": "s1"}) for it in items]             # one speaker: items are drawn
     assert _asr("asr", one, raw, pd.DataFrame({"id": [str(i) for i in range(6)]}), {}, None)[3]["ci_method"] == \

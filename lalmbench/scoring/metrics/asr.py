@@ -119,7 +119,7 @@ def _summarise(per_item: list[dict], *, normalizer: str, unit: str, seed: int, c
     total_ref = float(n_ref.sum())
     value = float(errors.sum() / total_ref) if total_ref else math.nan
     lo, hi = ratio_bootstrap_ci(errors, n_ref, clusters=clusters, seed=seed)
-    method = "bootstrap" if clusters is None else f"cluster bootstrap ({len(set(map(str, clusters)))} clusters)"
+    method = "bootstrap" if clusters is None else f"bootstrap-clustered ({len(set(map(str, clusters)))} clusters)"
     return {"metric": "wer" if unit == "word" else "cer", "value": value, "ci_low": lo, "ci_high": hi,
             "ci_method": method, "n": len(per_item), "n_ref_units": int(total_ref),
             "substitutions": int(sum(p["sub"] for p in per_item)), "deletions": int(sum(p["del"] for p in per_item)),
