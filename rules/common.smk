@@ -83,6 +83,11 @@ def report_decisions(w):
             if r.model == REPORTS[w.report] and r.condition == "audio"]
 
 
+def report_items(w):
+    """The task files of those runs: the items' speakers, which a corpus WER's interval resamples."""
+    return sorted({items_path(r.dataset, r.task) for r in RUNS if r.model == REPORTS[w.report] and r.condition == "audio"})
+
+
 def tracking_targets():
     """Rule all's tracking target: the sync report (uploads the spooled runs), when tracking is on."""
     return [TRACKING_SYNC] if config["tracking"]["backend"] != "none" else []

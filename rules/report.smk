@@ -46,6 +46,7 @@ rule report_table:
         table="results/all.tsv",
         ledger=f"{REPORT_DIR}/{{report}}.yaml",
         decisions=report_decisions,
+        task_items=report_items,
     output:
         tsv=in_report("results/tables/report_{report}.tsv", "Published", "Table", "model_report"),
         png=in_report("results/figures/report_{report}.png", "Published", "Figure", "model_report"),
@@ -63,7 +64,7 @@ rule report_table:
     shell:
         "{params.py:q} scripts/report_table.py --table {input.table} --report {wildcards.report} "
         "--model {params.model:q} --datasets-json {params.datasets:q} --tsv {output.tsv} --png {output.png} "
-        "--svg {output.svg} --decisions {input.decisions} > {log} 2>&1"
+        "--svg {output.svg} --decisions {input.decisions} --items {input.task_items} > {log} 2>&1"
 
 
 rule published_table:

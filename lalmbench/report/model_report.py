@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 import yaml
@@ -113,42 +113,77 @@ def _result(table: pd.DataFrame, model: str, dataset: str, task: str, metric: st
     return rows.iloc[0]
 
 
-def official_bootstrap(stats: Iterable, metric: str, *, seed: int = 0, n_resamples: int = 2000,
-                       alpha: float = 0.05) -> tuple[float, float]:
-    """Percentile bootstrap over items of a corpus WER (summed distances / summed reference lengths) or
-    BLEU (sacreBLEU 1.5.1 on summed counts) from the items' official statistics; (nan, nan) for < 2 items."""
+def official_bootstrap(stats: Iterable, metric: str, *, clusters: Sequence | None = None, seed: int = 0,
+                       n_resamples: int = 2000, alpha: float = 0.05) -> tuple[float, float]:
+    """Percentile bootstrap of a corpus WER (summed distances / summed reference lengths) or BLEU
+    (sacreBLEU 1.5.1 on summed counts) from the items' official statistics, drawing items, or whole
+    ``clusters`` (one label per item: the speaker) when given; (nan, nan) under 2 items (clusters)."""
     import numpy as np
 
+    from lalmbench.scoring.metrics.asr import ratio_bootstrap_ci
     from lalmbench.scoring.official_speech import bleu_from_stats
 
-    x = np.asarray([list(s) for s in stats if s is not None and len(s)], dtype=float)
+    stats = list(stats)
+    keep = [i for i, s in enumerate(stats) if s is not None and len(s)]
+    x = np.asarray([list(stats[i]) for i in keep], dtype=float)
+    groups = None if clusters is None else [str(clusters[i]) for i in keep]
+    if metric != "bleu":
+        return ratio_bootstrap_ci(x[:, 0] if len(x) else x, x[:, 1] if len(x) else x, clusters=groups, seed=seed,
+                                  n_resamples=n_resamples, alpha=alpha)
+    if groups is not None and len(x):
+        _, inverse = np.unique(groups, return_inverse=True)
+        summed = np.zeros((inverse.max() + 1, x.shape[1]))
+        np.add.at(summed, inverse, x)
+        x = summed
     if len(x) < 2:
         return (math.nan, math.nan)
     idx = np.random.default_rng(seed).integers(0, len(x), size=(n_resamples, len(x)))
-    sums = x[idx].sum(axis=1)
-    if metric == "bleu":
-        values = np.array([bleu_from_stats(list(row)) for row in sums])
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = sums[:, 0] / sums[:, 1]
+    values = np.array([bleu_from_stats(list(row)) for row in x[idx].sum(axis=1)])
     lo, hi = np.nanpercentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     return (float(lo), float(hi))
 
 
-def _official_interval(path: str | None, metric: str) -> tuple[float, float]:
-    if not path:
-        return (math.nan, math.nan)
-    dec = pd.read_parquet(path, columns=["official_stats"]) if metric in ("wer", "cer", "bleu") else None
-    return (math.nan, math.nan) if dec is None else official_bootstrap(dec["official_stats"], metric)
+def _official_interval(path: str | None, metric: str, speakers: Mapping[str, str] | None = None
+                       ) -> tuple[tuple[float, float], str]:
+    """value_official's bootstrap interval from a run's decisions, and what it drew (items or speakers)."""
+    if not path or metric not in ("wer", "cer", "bleu"):
+        return (math.nan, math.nan), "items"
+    dec = pd.read_parquet(path, columns=["id", "official_stats"])
+    clusters = [speakers.get(str(i)) for i in dec["id"]] if speakers else None
+    if clusters is not None and any(c is None for c in clusters):
+        clusters = None
+    return official_bootstrap(dec["official_stats"], metric, clusters=clusters), \
+        "items" if clusters is None else "speakers"
+
+
+def _no_official_reason(preset: str) -> str:
+    """Why a row that ran has no value_official: its preset's report rules that ask an LLM judge run only
+    with one (a config without a judge leaves them out), otherwise the dataset names no rule."""
+    from lalmbench.data.adapters.benchmarks import official_protocol
+    from lalmbench.scoring.official import SCORERS, preset_rules
+
+    protocol = official_protocol({"adapter": preset})
+    rules = preset_rules(protocol["official"], []) + preset_rules(protocol.get("official_also") or [], [])
+    judged = sorted({e["scorer"] for e in rules if SCORERS[e["scorer"]].needs == "ask"})
+    if judged:
+        return (f"no value_official: the report's rule ({', '.join(judged)}) asks an LLM judge and this config "
+                f"names none (a top-level judge: block or the dataset's official.judge_model); compared with value")
+    if rules:
+        named = ", ".join(f"{e['scorer']} scores {SCORERS[e['scorer']].kind} items" for e in rules)
+        return f"no value_official: the preset's rule ({named}) does not score this task's items; compared with value"
+    return "no value_official: the dataset names no official rule; compared with value"
 
 
 def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Mapping[str, Mapping],
-                 presets: Iterable[str], decisions: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
+                 presets: Iterable[str], decisions: Mapping[tuple[str, str], str] | None = None,
+                 speakers: Mapping[tuple[str, str], Mapping[str, str]] | None = None) -> pd.DataFrame:
     """One row per ledger row (columns :data:`COLUMNS`). ``datasets``: the config's datasets;
     ``presets``: the presets this installation has; ``decisions``: (dataset, task) -> the model's
-    decisions file there (audio condition), whose official statistics give a WER/BLEU row its interval."""
+    decisions file there (audio condition), whose official statistics give a WER/BLEU row its interval;
+    ``speakers``: (dataset, task) -> {item id: speaker}, where every item names one: that interval
+    then draws speakers."""
     presets = set(presets)
-    decisions = dict(decisions or {})
+    decisions, speakers = dict(decisions or {}), dict(speakers or {})
     defaults = report.get("settings") or {}
     out = []
     for r in report["rows"]:
@@ -192,10 +227,10 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
         if r["metric"] == "accuracy" and math.isfinite(vo) and math.isfinite(no) and no > 0:
             lo, hi = wilson_interval(round(vo / scale * no), int(no))
             row.update(interval_low=scale * lo, interval_high=scale * hi, interval_of="value_official (Wilson 95%)")
-        elif math.isfinite(vo) and all(map(math.isfinite, ci := _official_interval(
-                decisions.get((r["dataset"], task)), r["metric"]))):
-            row.update(interval_low=scale * ci[0], interval_high=scale * ci[1],
-                       interval_of="value_official (bootstrap 95% over items)")
+        elif math.isfinite(vo) and all(map(math.isfinite, (ci := _official_interval(
+                decisions.get((r["dataset"], task)), r["metric"], speakers.get((r["dataset"], task))))[0])):
+            row.update(interval_low=scale * ci[0][0], interval_high=scale * ci[0][1],
+                       interval_of=f"value_official (bootstrap 95% over {ci[1]})")
         else:
             row.update(interval_low=scale * _num(ours.get("ci_low")), interval_high=scale * _num(ours.get("ci_high")),
                        interval_of=f"value (all.tsv {r.get('ours_metric', r['metric'])} 95%)")
@@ -207,7 +242,7 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
         else:
             row["flag"] = "outside" if (row["published"] < lo or row["published"] > hi) else "inside"
         if not math.isfinite(vo):
-            row["reason"] = "no value_official: the dataset names no official rule; compared with value"
+            row["reason"] = _no_official_reason(r["preset"])
         out.append(row)
     df = pd.DataFrame(out, columns=COLUMNS)
     num = ["published", "published_alt", "value_official", "value", "interval_low", "interval_high", "difference"]
@@ -218,9 +253,10 @@ def report_table(table: pd.DataFrame, report: Mapping, model: str, datasets: Map
 
 
 def write_report(all_tsv: str, name: str, model: str, datasets: Mapping[str, Mapping], *, tsv: str, png: str,
-                 svg: str, decisions: Iterable[str] = ()) -> pd.DataFrame:
+                 svg: str, decisions: Iterable[str] = (), items: Iterable[str] = ()) -> pd.DataFrame:
     """Rule report_table: all.tsv and the report ledger -> the table and its figure. ``decisions``: the
-    model's decisions files, ``results/scores/<model>/<dataset>/<task>/audio/<prompt>/decisions.parquet``."""
+    model's decisions files, ``results/scores/<model>/<dataset>/<task>/audio/<prompt>/decisions.parquet``;
+    ``items``: their task files, ``results/tasks/<dataset>/<task>.jsonl`` (the items' speakers)."""
     from lalmbench.core import io
     from lalmbench.data.adapters.benchmarks import is_preset
     from lalmbench.report.plots.model_report import plot_report
@@ -230,7 +266,21 @@ def write_report(all_tsv: str, name: str, model: str, datasets: Mapping[str, Map
     table = pd.read_csv(all_tsv, sep="\t", keep_default_na=False, na_values=[""], dtype={"task": str})
     presets = [r["preset"] for r in report["rows"] if is_preset(r["preset"])]
     by_run = {(Path(p).parts[-5], Path(p).parts[-4]): p for p in decisions}
-    df = report_table(table, report, model, datasets, presets, by_run)
+    df = report_table(table, report, model, datasets, presets, by_run, _speakers(items))
     io.write_tsv(tsv, df)
     save(plot_report(df), png, svg)
     return df
+
+
+def _speakers(items: Iterable[str]) -> dict[tuple[str, str], dict[str, str]]:
+    """(dataset, task) -> {item id: meta.speaker} for each task file whose every item names a speaker."""
+    from lalmbench.core import io
+    from lalmbench.scoring.metrics.open import speaker_clusters
+
+    out = {}
+    for path in items:
+        rows = io.read_jsonl(path)
+        found = speaker_clusters(rows)
+        if found is not None:
+            out[(Path(path).parent.name, Path(path).stem)] = {str(it["id"]): s for it, s in zip(rows, found)}
+    return out

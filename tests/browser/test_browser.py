@@ -209,3 +209,26 @@ def test_report_opens_and_shows_a_figure(wd, driver):
     if os.environ.get("LALM_SCREENSHOTS"):
         (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(ROOT / "docs" / "img" / "report.png"))
+
+
+def test_a_transcript_is_shown_beside_its_reference_and_its_own_score(tmp_path, driver):
+    """An ASR item's row puts the reference (and the item's errors over its words) next to the transcript."""
+    from lalmbench.core import io
+    from lalmbench.report.browser.build import write_browser
+
+    items = [{"id": "1089-134686-0001", "task": "ls", "dataset": "ls", "audio_path": None, "options": [],
+              "question": "Transcribe the speech.", "references": ["STUFF IT INTO YOU HIS BELLY COUNSELLED HIM"]}]
+    io.write_jsonl(tmp_path / "ls.jsonl", items)
+    pd.DataFrame({"model": ["cascade-asr"], "dataset": "ls", "task": "ls", "condition": "audio", "prompt": "p",
+                  "id": ["1089-134686-0001"], "raw_output": ["Stuff it into his belly-cough and sell him."],
+                  "errors": [4.0], "n_ref": [8.0]}).to_parquet(tmp_path / "decisions.parquet")
+    page = tmp_path / "browser" / "index.html"
+    write_browser([str(tmp_path / "ls.jsonl")], str(tmp_path / "decisions.parquet"), out_html=str(page),
+                  out_data=str(page.with_name("data.js")), root=tmp_path)
+    driver.get(page.as_uri())
+    assert _wait(lambda: _shown(driver))
+    row = _shown(driver)[0]["rows"][0]
+    assert row[3] == "Stuff it into his belly-cough and sell him."
+    assert row[-1] == "STUFF IT INTO YOU HIS BELLY COUNSELLED HIM4 errors / 8 reference units (50.0%)"
+    headers = driver.execute_script("return Array.from(document.querySelectorAll('.item th')).map(h => h.textContent)")
+    assert headers[-1] == "reference"

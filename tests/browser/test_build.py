@@ -43,8 +43,8 @@ def test_data_rows_links_and_truncation(tmp_path):
     assert data["items"][1]["audio"] is None
     assert data["runs"] == [{"model": "m", "condition": "audio", "prompt": "p"},
                             {"model": "n", "condition": "audio", "prompt": "p"}]
-    assert data["preds"][0] == [0, 0, "B</script>", "B", "exact-label", "correct", None, None, None, None]
-    assert data["preds"][1] == [0, 1, None, None, "error", "unparseable", None, None, None, None]
+    assert data["preds"][0] == [0, 0, "B</script>", "B", "exact-label", "correct", None, None, None, None, None]
+    assert data["preds"][1] == [0, 1, None, None, "error", "unparseable", None, None, None, None, None]
     assert data["flags"] == []
     assert data["preds"][2][2] == "x" * 20 + " [... cut: 50 characters in all]"
 
@@ -105,3 +105,24 @@ def test_write_bundles_audio_and_pages_are_readable(tmp_path):
 def test_audio_href_absolute_and_relative(tmp_path):
     assert audio_href("/data/x y.wav", root=tmp_path, page_dir=Path("/data/browser")) == "../x%20y.wav"
     assert audio_href(None, root=tmp_path, page_dir=tmp_path) is None
+
+
+def test_open_answers_show_their_reference_and_own_score_beside_the_transcript(tmp_path):
+    """A transcript and a translation: the page's data holds each item's reference and, per answer, its
+    errors over reference words (ASR) or sentence BLEU (translation); the page puts them in one column."""
+    items = [{"id": "1089-134686-0000", "task": "ls", "dataset": "ls", "audio_path": None, "options": [],
+              "question": "Transcribe the speech.", "references": ["HE HOPED THERE WOULD BE STEW"]},
+             {"id": "cv_en_1.mp3", "task": "st", "dataset": "st", "audio_path": None, "options": [],
+              "question": "Translate the speech.", "references": ["Guten Morgen."]}]
+    dec = pd.DataFrame({"model": "m", "dataset": ["ls", "st"], "task": ["ls", "st"], "condition": "audio",
+                        "prompt": "p", "id": ["1089-134686-0000", "cv_en_1.mp3"],
+                        "raw_output": ["he hoped there would be stew", "Guten Tag."], "errors": [2.0, None],
+                        "n_ref": [6.0, None], "sentence_bleu": [None, 42.73]})
+    data = browser_data(items, dec, root=tmp_path, page_dir=tmp_path)
+    f = data["pred_fields"].index("item_score")
+    assert data["items"][0]["references"] == ["HE HOPED THERE WOULD BE STEW"]
+    assert data["preds"][0][2] == "he hoped there would be stew"
+    assert data["preds"][0][f] == "2 errors / 6 reference units (33.3%)"
+    assert data["items"][1]["references"] == ["Guten Morgen."] and data["preds"][1][f] == "sentence BLEU 42.7"
+    page = (Path(__file__).parents[2] / "lalmbench/report/browser/index.html").read_text()
+    assert '"class": "reference" }, it.references.join(" | ")' in page and "p[F.item_score]" in page

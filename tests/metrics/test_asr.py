@@ -71,3 +71,50 @@ def test_pi_wer_unequal_counts_pad_with_empty():
 def test_unknown_normaliser():
     with pytest.raises(ValueError, match="unknown normalizer"):
         get_normalizer("nltk")
+
+
+def test_speaker_clustered_interval_is_wider_when_a_speakers_items_are_alike():
+    """Ten speakers, ten utterances each: one speaker's utterances all go well or all go badly. Drawing
+    utterances one by one treats 100 correlated items as independent; drawing speakers does not."""
+    import numpy as np
+
+    from lalmbench.scoring.metrics.asr import ratio_bootstrap_ci
+
+    rng = np.random.default_rng(1)
+    speaker_rate = rng.uniform(0.0, 0.4, size=10)               # each speaker's own error rate
+    speakers = np.repeat([f"spk{i}" for i in range(10)], 10)
+    n_ref = np.full(100, 20.0)
+    errors = np.round(np.repeat(speaker_rate, 10) * 20)
+    lo_i, hi_i = ratio_bootstrap_ci(errors, n_ref)
+    lo_c, hi_c = ratio_bootstrap_ci(errors, n_ref, clusters=speakers)
+    assert lo_c <= errors.sum() / n_ref.sum() <= hi_c
+    assert hi_c - lo_c > 2.5 * (hi_i - lo_i)
+    # speakers that do not differ: the clustered interval is no wider than the items' by much
+    flat = rng.binomial(20, 0.2, size=100).astype(float)
+    lo_f, hi_f = ratio_bootstrap_ci(flat, n_ref, clusters=speakers)
+    lo_g, hi_g = ratio_bootstrap_ci(flat, n_ref)
+    assert (hi_f - lo_f) < 1.6 * (hi_g - lo_g)
+    assert ratio_bootstrap_ci(errors[:10], n_ref[:10], clusters=speakers[:10]) != ratio_bootstrap_ci(
+        errors[:10], n_ref[:10])                                  # one speaker: no interval
+    with pytest.raises(InputError, match="3 cluster labels for 100 items"):
+        ratio_bootstrap_ci(errors, n_ref, clusters=["a", "b", "c"])
+
+
+def test_asr_scoring_clusters_by_the_items_speakers_and_says_so():
+    from lalmbench.scoring.metrics.open import _asr
+
+    import pandas as pd
+
+    refs = ["the cat sat", "a dog ran", "birds sing", "rain falls", "wind blows", "sun shines"]
+    items = [{"id": str(i), "references": [r], "meta": {"speaker": "s1" if i < 3 else "s2"}}
+             for i, r in enumerate(refs)]
+    raw = ["the cat sat", "a dog ran", "birds sing", "rain", "wind", "sun"]
+    _, head, extra, info = _asr("asr", items, raw, pd.DataFrame({"id": [str(i) for i in range(6)]}), {}, None)
+    assert info["ci_method"] == "bootstrap-clustered (2 clusters)"
+    assert head["value"] == pytest.approx(3 / 14)              # three words dropped of 14
+    one = [dict(it, meta={"speaker": "s1"}) for it in items]             # one speaker: items are drawn
+    assert _asr("asr", one, raw, pd.DataFrame({"id": [str(i) for i in range(6)]}), {}, None)[3]["ci_method"] == \
+        "bootstrap"
+    items[0]["meta"] = {}
+    assert _asr("asr", items, raw, pd.DataFrame({"id": [str(i) for i in range(6)]}), {}, None)[3]["ci_method"] == \
+        "bootstrap"

@@ -24,25 +24,31 @@ def espeak() -> str:
     return exe
 
 
-def spoken_librispeech(root: Path, subset: str = "test-clean") -> Path:
-    """``root/LibriSpeech/<subset>/<speaker>/<chapter>/`` with a ``*.trans.txt`` and one flac per line, each the
-    line as espeak-ng speaks it (en-us, 160 words per minute), as 16 kHz mono FLAC like the release's."""
+def speak(text: str, dest: Path, voice: str = "en-us", fmt: str = "FLAC") -> Path:
+    """``text`` as espeak-ng speaks it (``voice``, 160 words per minute), written to ``dest`` as 16 kHz
+    mono in ``fmt`` (FLAC, WAV, MP3: the container the release ships)."""
     import soundfile as sf
 
     from lalmbench.data.audio import mono_at
 
-    exe = espeak()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    wav = dest.with_name(dest.name + ".espeak.wav")
+    subprocess.run([espeak(), "-v", voice, "-s", "160", "-w", str(wav), text], check=True, capture_output=True)
+    x, sr = sf.read(wav, dtype="float32")
+    sf.write(dest, mono_at(x, sr, 16000, "espeak-ng"), 16000, format=fmt)
+    wav.unlink()
+    return dest
+
+
+def spoken_librispeech(root: Path, subset: str = "test-clean", utterances=UTTERANCES) -> Path:
+    """``root/LibriSpeech/<subset>/<speaker>/<chapter>/`` with a ``*.trans.txt`` and one flac per line, each the
+    line as espeak-ng speaks it (en-us), as 16 kHz mono FLAC like the release's."""
     ls = root / "LibriSpeech"
-    for spk, chap, lines in UTTERANCES:
+    for spk, chap, lines in utterances:
         d = ls / subset / spk / chap
         d.mkdir(parents=True)
         ids = [f"{spk}-{chap}-{i:04d}" for i in range(len(lines))]
         (d / f"{spk}-{chap}.trans.txt").write_text("".join(f"{i} {t}\n" for i, t in zip(ids, lines)))
         for utt, text in zip(ids, lines):
-            wav = d / f"{utt}.wav"
-            subprocess.run([exe, "-v", "en-us", "-s", "160", "-w", str(wav), text.lower()], check=True,
-                           capture_output=True)
-            x, sr = sf.read(wav, dtype="float32")
-            sf.write(d / f"{utt}.flac", mono_at(x, sr, 16000, "espeak-ng"), 16000, format="FLAC")
-            wav.unlink()
+            speak(text.lower(), d / f"{utt}.flac")
     return ls

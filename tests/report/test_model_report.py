@@ -60,7 +60,7 @@ def test_each_report_config_runs_every_row_it_can_and_the_rest_say_why(name):
     for r in runnable:
         assert cfg["datasets"][r["dataset"]]["adapter"] == r["preset"], r["id"]
         assert (r.get("task") or r["dataset"]) in cfg["tasks"], r["id"]
-    assert len(runnable) == {"qwen2-audio": 19, "qwen25-omni": 20, "kimi-audio": 13}[name]
+    assert len(runnable) == {"qwen2-audio": 21, "qwen25-omni": 22, "kimi-audio": 19}[name]
     model = cfg["reports"][name]["model"]
     empty = pd.DataFrame(columns=list(_row("m", "d", "t", "wer", 0.0)))
     df = report_table(empty, rep, model, cfg["datasets"], [r["preset"] for r in rep["rows"] if is_preset(r["preset"])])
@@ -141,6 +141,31 @@ def test_the_rule_writes_the_table_and_its_figure(tmp_path):
     assert clean["interval_of"] == "value_official (bootstrap 95% over items)"
     assert (clean["interval_low"], clean["interval_high"]) == (0.0, 20.0)   # resamples of 0/10, 1/10, 2/10 items
     assert Path(out["png"]).stat().st_size > 10_000 and "<svg" in Path(out["svg"]).read_text()[:500]
+
+
+def test_a_wer_rows_interval_draws_speakers_when_the_task_file_names_them(tmp_path):
+    """Six utterances of two speakers, one speaker's all wrong-ish and the other's all right: drawing
+    utterances gives a narrower interval than drawing the two speakers, which the table says it did."""
+    from lalmbench.core import io
+
+    table = pd.DataFrame([_row("m", "librispeech-test-clean", "librispeech-test-clean", "wer", 0.25, official=0.25)])
+    table.to_csv(tmp_path / "all.tsv", sep="\t", index=False)
+    run = "m/librispeech-test-clean/librispeech-test-clean/audio/mcq-default"
+    dec = tmp_path / "results" / "scores" / run / "decisions.parquet"
+    dec.parent.mkdir(parents=True)
+    ids = [f"{spk}-1-{i}" for spk in ("1089", "121") for i in range(3)]
+    pd.DataFrame({"id": ids, "official_stats": [[5.0, 10.0]] * 3 + [[0.0, 10.0]] * 3}).to_parquet(dec)
+    items = tmp_path / "results" / "tasks" / "librispeech-test-clean" / "librispeech-test-clean.jsonl"
+    io.write_jsonl(items, [{"id": i, "meta": {"speaker": i.split("-")[0]}} for i in ids])
+    out = {k: str(tmp_path / f"report.{k}") for k in ("tsv", "png", "svg")}
+    args = (str(tmp_path / "all.tsv"), "qwen2-audio", "m", {"librispeech-test-clean": {"adapter": "librispeech"}})
+    by_speaker = write_report(*args, **out, decisions=[str(dec)], items=[str(items)]).set_index("row")
+    by_item = write_report(*args, **out, decisions=[str(dec)]).set_index("row")
+    spk, itm = by_speaker.loc["librispeech/test-clean"], by_item.loc["librispeech/test-clean"]
+    assert spk["interval_of"] == "value_official (bootstrap 95% over speakers)"
+    assert itm["interval_of"] == "value_official (bootstrap 95% over items)"
+    assert (spk["interval_low"], spk["interval_high"]) == (0.0, 50.0)     # either speaker alone, or both
+    assert spk["interval_high"] - spk["interval_low"] > itm["interval_high"] - itm["interval_low"]
 
 
 def test_a_bad_ledger_or_report_entry_fails_naming_it(tmp_path):

@@ -49,7 +49,7 @@ def test_whisper_transcribes_spoken_librispeech_and_the_wer_reaches_all_tsv_and_
     clean = report.loc["librispeech/test-clean"]
     assert clean["value_official"] == pytest.approx(100 * wer["value_official"], abs=1e-4)
     assert clean["value"] == pytest.approx(100 * wer["value"], abs=1e-4) and clean["published"] == 1.6
-    assert clean["interval_of"] == "value_official (bootstrap 95% over items)"
+    assert clean["interval_of"] == "value_official (bootstrap 95% over speakers)"   # 3 speakers
     assert clean["interval_low"] < clean["value_official"] < clean["interval_high"]
     assert clean["flag"] == ("outside" if clean["interval_low"] > 1.6 else "inside")
     assert len(report) == 25 and (report.drop(index="librispeech/test-clean")["flag"] == "not run").all()

@@ -24,8 +24,10 @@ DATA_VERSION = 1
 #: (lalmbench.scoring.official) and whether it disagrees with our verdict; null without one.
 #: item_version_differs: for imported outputs made on another version of the item, the fields that
 #: differ; gold_label: the gold the run was scored against (the outputs' own with items_from: predictions)
+#: item_score: an open answer's own score beside its reference (edit errors over reference words for a
+#: transcript, sentence BLEU for a translation), so a reader sees which items make a corpus WER or BLEU
 PRED_FIELDS = ["item", "run", "raw_output", "pred_label", "parse_status", "outcome", "official_score",
-               "official_disagrees", "item_version_differs", "gold_label"]
+               "official_disagrees", "item_version_differs", "gold_label", "item_score"]
 
 
 def _clean(v):
@@ -44,6 +46,17 @@ def audio_href(audio_path: str | None, *, root: Path, page_dir: Path) -> str | N
     absolute = p if p.is_absolute() else (root / p)
     rel = os.path.relpath(absolute.resolve(), page_dir.resolve())
     return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
+
+
+def item_score(errors, n_ref, sentence_bleu) -> str | None:
+    """A transcript's errors over its reference's words, or a translation's sentence BLEU; None for others."""
+    errors, n_ref, sentence_bleu = _clean(errors), _clean(n_ref), _clean(sentence_bleu)
+    if errors is not None and n_ref is not None:
+        rate = f" ({100 * errors / n_ref:.1f}%)" if n_ref else ""
+        return f"{errors:g} errors / {n_ref:g} reference units{rate}"
+    if sentence_bleu is not None:
+        return f"sentence BLEU {sentence_bleu:.1f}"
+    return None
 
 
 def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, page_dir: Path,
@@ -83,6 +96,7 @@ def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, 
     raws, preds, stats, outs = col("raw_output"), col("pred_label"), col("parse_status"), col("outcome")
     official, disagrees = col("official_score"), col("official_disagrees")
     versions, golds = col("item_version_differs"), col("gold_label")
+    scores = [item_score(e, n, b) for e, n, b in zip(col("errors"), col("n_ref"), col("sentence_bleu"))]
     rows = []
     for i, (k, m, c, p) in enumerate(zip(keys, d["model"].astype(str), d["condition"].astype(str),
                                          d["prompt"].astype(str))):
@@ -92,7 +106,7 @@ def browser_data(items: Sequence[dict], decisions: pd.DataFrame, *, root: Path, 
         dis = _clean(disagrees[i])
         rows.append([item_pos[k], run_pos[(m, c, p)], raw, _clean(preds[i]), _clean(stats[i]), _clean(outs[i]),
                      _clean(official[i]), None if dis is None else bool(dis), _clean(versions[i]) or None,
-                     _clean(golds[i])])
+                     _clean(golds[i]), scores[i]])
     rows.sort(key=lambda r: (r[0], r[1]))
 
     def item_record(it):

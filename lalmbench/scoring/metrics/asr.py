@@ -67,10 +67,18 @@ def _errors(c: dict) -> int:
     return c["sub"] + c["del"] + c["ins"]
 
 
-def ratio_bootstrap_ci(errors: np.ndarray, n_ref: np.ndarray, *, seed: int = 0, n_resamples: int = 2000,
-                       alpha: float = 0.05) -> tuple[float, float]:
-    """Seeded percentile bootstrap over items of sum(errors)/sum(n_ref) (corpus WER is a ratio of
-    sums, not a mean of item WERs)."""
+def ratio_bootstrap_ci(errors: np.ndarray, n_ref: np.ndarray, *, clusters: Sequence | None = None, seed: int = 0,
+                       n_resamples: int = 2000, alpha: float = 0.05) -> tuple[float, float]:
+    """Seeded percentile bootstrap of sum(errors)/sum(n_ref) (corpus WER is a ratio of sums, not a mean
+    of item WERs). With ``clusters`` (one label per item, e.g. the speaker) whole clusters are drawn:
+    one speaker's utterances share a voice and an accent, so they are not independent draws, and
+    resampling them one by one makes the interval too narrow. (nan, nan) under 2 items (clusters)."""
+    errors, n_ref = np.asarray(errors, dtype=float), np.asarray(n_ref, dtype=float)
+    if clusters is not None:
+        if len(clusters) != len(errors):
+            raise InputError(f"ratio_bootstrap_ci: {len(clusters)} cluster labels for {len(errors)} items")
+        _, group = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+        errors, n_ref = np.bincount(group, weights=errors), np.bincount(group, weights=n_ref)
     n = len(errors)
     if n < 2:
         return (math.nan, math.nan)
@@ -84,12 +92,13 @@ def ratio_bootstrap_ci(errors: np.ndarray, n_ref: np.ndarray, *, seed: int = 0, 
 
 
 def wer(references: Sequence[str], hypotheses: Sequence[str | None], *, normalizer: str = "whisper_en",
-        unit: str = "word", seed: int = 0) -> dict:
+        unit: str = "word", seed: int = 0, clusters: Sequence | None = None) -> dict:
     """Corpus WER (``unit="word"``) or CER (``unit="char"``) with per-item counts.
 
     A missing hypothesis (None) is scored as an empty transcript (all deletions), never dropped.
-    Returns ``value`` (errors / reference units), a bootstrap interval, totals, ``per_item``
-    (list of dicts) and the ``normalizer``/``unit`` used.
+    Returns ``value`` (errors / reference units), a bootstrap interval (over ``clusters``, e.g. the
+    items' speakers, when given: ``ci_method`` says which), totals, ``per_item`` (list of dicts) and
+    the ``normalizer``/``unit`` used.
     """
     if len(references) != len(hypotheses):
         raise InputError(f"wer: {len(references)} references but {len(hypotheses)} hypotheses")
@@ -100,17 +109,19 @@ def wer(references: Sequence[str], hypotheses: Sequence[str | None], *, normaliz
             raise InputError(f"wer: reference #{i} is {type(ref).__name__}, expected a string")
         c = edit_counts(norm(ref), norm(hyp or ""), unit=unit)
         per_item.append({**c, "errors": _errors(c), "missing_hypothesis": hyp is None})
-    return _summarise(per_item, normalizer=normalizer, unit=unit, seed=seed)
+    return _summarise(per_item, normalizer=normalizer, unit=unit, seed=seed, clusters=clusters)
 
 
-def _summarise(per_item: list[dict], *, normalizer: str, unit: str, seed: int, **extra) -> dict:
+def _summarise(per_item: list[dict], *, normalizer: str, unit: str, seed: int, clusters: Sequence | None = None,
+               **extra) -> dict:
     errors = np.array([p["errors"] for p in per_item], dtype=float)
     n_ref = np.array([p["n_ref"] for p in per_item], dtype=float)
     total_ref = float(n_ref.sum())
     value = float(errors.sum() / total_ref) if total_ref else math.nan
-    lo, hi = ratio_bootstrap_ci(errors, n_ref, seed=seed)
+    lo, hi = ratio_bootstrap_ci(errors, n_ref, clusters=clusters, seed=seed)
+    method = "bootstrap" if clusters is None else f"bootstrap-clustered ({len(set(map(str, clusters)))} clusters)"
     return {"metric": "wer" if unit == "word" else "cer", "value": value, "ci_low": lo, "ci_high": hi,
-            "ci_method": "bootstrap", "n": len(per_item), "n_ref_units": int(total_ref),
+            "ci_method": method, "n": len(per_item), "n_ref_units": int(total_ref),
             "substitutions": int(sum(p["sub"] for p in per_item)), "deletions": int(sum(p["del"] for p in per_item)),
             "insertions": int(sum(p["ins"] for p in per_item)), "normalizer": normalizer, "unit": unit,
             "per_item": per_item, **extra}

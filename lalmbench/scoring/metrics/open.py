@@ -149,17 +149,29 @@ def _asr(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
     norm = cfg.get("normalizer", "whisper_en")
     if kind == "asr":
         refs = [r[0] for r in _refs(items)]
-        head = wer(refs, raw, normalizer=norm)
-        cer = wer(refs, raw, normalizer=norm, unit="char")
+        speakers = speaker_clusters(items)
+        head = wer(refs, raw, normalizer=norm, clusters=speakers)
+        cer = wer(refs, raw, normalizer=norm, unit="char", clusters=speakers)
         extra = [{k: cer[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}]
     else:
         head = pi_wer(_refs(items), raw, normalizer=norm)
         extra = [{"metric": "speaker_count_match_rate", "value": head["speaker_count_match_rate"], "n": head["n"]}]
     for key in ("errors", "n_ref", "sub", "del", "ins"):
         dec[key] = [p[key] for p in head["per_item"]]
-    info = {k: head[k] for k in ("normalizer", "unit", "substitutions", "deletions", "insertions", "n_ref_units")}
+    info = {k: head[k] for k in ("normalizer", "unit", "substitutions", "deletions", "insertions", "n_ref_units",
+                                 "ci_method")}
     head = {k: head[k] for k in ("metric", "value", "ci_low", "ci_high", "n")}
     return dec, head, extra, info
+
+
+def speaker_clusters(items: list[dict]) -> list[str] | None:
+    """The items' ``meta.speaker`` (LibriSpeech's and AISHELL's presets read it from the release) when
+    every item has one and there are two speakers or more, so corpus WER's interval resamples speakers;
+    None otherwise (items resampled: one speaker's draws all give the same corpus)."""
+    speakers = [(it.get("meta") or {}).get("speaker") for it in items]
+    if not items or any(s in (None, "") for s in speakers) or len(set(map(str, speakers))) < 2:
+        return None
+    return [str(s) for s in speakers]
 
 
 def _translation(kind: str, items: list[dict], raw: list, dec: pd.DataFrame, cfg: dict,
