@@ -401,8 +401,10 @@ class Cascade(Model):
             with self.stack.lock:
                 events = self.stack.aed.detect(x, sample_rate=AED_RATE)["events"]
                 if self.transcribe_mode == "always" or events.get("speech"):
+                    # temperature 0 alone: Whisper's fallback re-decodes a segment it finds degenerate by
+                    # sampling at rising temperatures, unseeded, so the same clip could give another transcript
                     segments, _info = self.stack.asr.transcribe(
-                        x, language=self.language, beam_size=self.beam_size,
+                        x, language=self.language, beam_size=self.beam_size, temperature=0.0,
                         condition_on_previous_text=False)
                     transcript = " ".join(s.text.strip() for s in segments).strip()
         events = {c: [(float(a), float(b)) for a, b in events.get(c, [])] for c in EVENT_CLASSES}
