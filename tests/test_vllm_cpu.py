@@ -8,6 +8,9 @@ the hf and the vllm backends in that env (float32, greedy): the test reads what 
 
 All six families run on vLLM 0.32's CPU engine; where hf and vLLM answer differently the gap
 is listed in PARITY_GAPS with its cause and kept as a strict expected failure.
+
+Repeated sampling (generation.samples) runs through the pipeline's generate() in the env, one process per generate
+job (tests/models/vllm_cpu_sampling.py), the cache read back here.
 """
 from __future__ import annotations
 
