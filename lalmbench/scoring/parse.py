@@ -349,7 +349,7 @@ def _echoes_options(text: str, later: list[tuple[int, int]], b: int, phrases: Se
 
 
 def _other_options_dismissed(text: str, masked: str, sentences: list[tuple[int, int]], k: int,
-                             vetoed: frozenset, phrases: Sequence[ot.OptionPhrase],
+                             vetoed: frozenset[str], phrases: Sequence[ot.OptionPhrase],
                              v: at.Vetoes) -> ot.Named | None:
     """"... is highly consistent with the role of a fitness coach or trainer. The other options
     (Dentist, Teacher, Nurse) do not ...": a last sentence that rejects every option but one, as "the
