@@ -341,7 +341,7 @@ def vetoes(text: str, masked: str) -> Vetoes:
     for a, b in uncertain:
         if _UNCERTAIN.search(masked, a, b) and (end := _list_end(masked, b, cuts)) > b:
             wide.append((b, end))
-    for m in _OTHER_OPTIONS.finditer(masked):
+    for m in OTHER_OPTIONS.finditer(masked):
         # from the clause that brings them up to the end of the sentence: "X fits best, since the
         # other options don't match" keeps X
         s, e = around(m.start(), sent_cuts)
@@ -360,7 +360,7 @@ def _negated_span(masked: str, pos: int, clause: tuple[int, int], sentence_start
 
 
 # "the other options", "the rest": a sentence about them that negates anything rejects them all
-_OTHER_OPTIONS = re.compile(r"(?i:\bother\s+(?:options?|choices?|answers?|possibilities|alternatives|roles)\b|\bthe\s+(?:others|rest)\b"
+OTHER_OPTIONS = re.compile(r"(?i:\bother\s+(?:options?|choices?|answers?|possibilities|alternatives|roles)\b|\bthe\s+(?:others|rest)\b"
                             r"|\bremaining\s+(?:options|choices)\b)")
 _LIST_END_WORD = re.compile(r"\s*(?i:(or|nor|and))\b")
 _LAST_ITEM = re.compile(r"\s*\w+(?:\s+\S+){1,2}")

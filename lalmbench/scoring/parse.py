@@ -61,7 +61,12 @@ cannot access ("the URLs (which I cannot directly access)") refuse nothing; from
 by "and" after an explicit answer go through the others when introduced as "options" ("While options
 1, 2, and 3 are also true") or, with numbered options, when they are bare numbers ("the set
 containing 1 and 2"); a bold label with its own text misspelt or spaced otherwise ("**3) Being
-punk**" for "Beeing punk") is that label; "the other options are ..." echoes no list. Rules from round 5 of the collected corpus
+punk**" for "Beeing punk") is that label; "the other options are ..." echoes no list; from round 9:
+the option list (three or more) copied out one option a sentence in order after the answer is an echo,
+no later answer; a later "Let me double-check all options:" goes through them, it does not conclude; a
+last sentence rejecting "the other options" but one, after a sentence naming that one alone, concludes
+in it; an answer slot tagged with a label holding another option's text ("<C>Red Hand</C>") is
+ambiguous; "can occur in any of these places" with no answer statement is undetermined. Rules from round 5 of the collected corpus
 (SelectiveHearing's GPT, Qwen2.5-Omni-3B
 and fine-tuned outputs): a trailing privacy disclaimer after an answer ("D\nI'm sorry, but I can't
 disclose personal details ...") is cut like a sign-off; a speaker's name alone on its line
@@ -277,21 +282,30 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         return _Conclusion(None, f"{where} names several options ({sorted(named.asserted)})", hard=True)
     if not named.asserted:
         if named.vetoed:
-            return _Conclusion(None, f"{where} names options only under a negation or doubt ({sorted(named.vetoed)})",
-                               hard=True)
-        read = _statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
-        if read is None:
-            return None
-        if at.hedged(masked, s0, e0, read[1]):
-            return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
-        named = ot.Named(frozenset({read[0]}), frozenset(), ((read[0], read[1], b),))
-        where = f"{where}, {read[2]}"
+            kept = _other_options_dismissed(text, masked, sentences, k, named.vetoed, phrases, v)
+            if kept is None:
+                return _Conclusion(None, f"{where} names options only under a negation or doubt "
+                                         f"({sorted(named.vetoed)})", hard=True)
+            named, where = kept, f"{where} dismisses the other options"
+        else:
+            read = _statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
+            if read is None:
+                return None
+            if at.hedged(masked, s0, e0, read[1]):
+                return _Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
+            named = ot.Named(frozenset({read[0]}), frozenset(), ((read[0], read[1], b),))
+            where = f"{where}, {read[2]}"
     label, = named.asserted
     pos = named.spans[-1][1]
+    echoed = _echoes_options(text, sentences[k + 1:], b, phrases, v)
     # a quoted passage (it holds a sentence end), not a quoted option name ("\"Water Concerto\" emerges")
     quotes = [(qa, qb) for qa, qb in at.quoted_spans(text) if re.search(r"[.!?](?:\s|[\"”’」]?$)", text[qa:qb])]
     for s, e in sentences[k + 1:]:
-        if s < b or _list_heading(text, masked, s, phrases):
+        if s < b or _list_heading(text, masked, s, phrases) or echoed:
+            continue
+        if _WALK_THROUGH.match(masked, s, e) and not at.MARKER.search(masked, s, e):
+            # "Let me double-check all options: reading a book would involve silence; ...": the options
+            # gone through once more, not a new conclusion
             continue
         # options named inside a quoted passage ("The text states: \"The mic-holder has no children. ...\"")
         # are its evidence, not another conclusion
@@ -309,6 +323,45 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
 
 
 _BUT = re.compile(r"(?i:\b(?:but|however|yet|whereas)\b)")
+# "Let me double-check all options:", "Looking at the other options:": a sentence that goes through the options
+_WALK_THROUGH = re.compile(r"[\s*>-]*(?i:(?:let\s+me\s+|let's\s+)?(?:double-?check|check|go\s+through|look\s+at"
+                           r"|looking\s+at|review|reviewing|consider|considering)\s+(?:all|each\s+of|every\s+one\s+of"
+                           r"|the\s+other)?\s*(?:the\s+)?(?:options|choices)(?:\s+again)?\s*:)")
+
+
+def _echoes_options(text: str, later: list[tuple[int, int]], b: int, phrases: Sequence[ot.OptionPhrase],
+                    v: at.Vetoes) -> bool:
+    """Whether the sentences after a conclusion name every option of three or more, one at a time and
+    in the options' order ("The ranking is:\n1. Caramel Apple ...\n2. ...", the option list copied out): an echo of
+    the list, in which no option stands out as a later answer."""
+    seen = []
+    for s, e in later:
+        if s < b:
+            continue
+        named = ot.named_options(text, s, e, phrases, v)
+        found = named.asserted | named.vetoed
+        if len(found) > 1:
+            return False
+        seen += sorted(found)
+    order = list(dict.fromkeys(p.label for p in phrases))
+    # with two options, "below ... from above" is an explanation, and could be a change of mind
+    return len(order) >= 3 and seen == order
+
+
+def _other_options_dismissed(text: str, masked: str, sentences: list[tuple[int, int]], k: int,
+                             vetoed: frozenset[str], phrases: Sequence[ot.OptionPhrase],
+                             v: at.Vetoes) -> ot.Named | None:
+    """"... is highly consistent with the role of a fitness coach or trainer. The other options
+    (Dentist, Teacher, Nurse) do not ...": a last sentence that rejects every option but one, as "the
+    other options", after a sentence that names that one alone, concludes in it."""
+    labels = {p.label for p in phrases}
+    rest = labels - set(vetoed)
+    if len(rest) != 1 or k == 0 or not at.OTHER_OPTIONS.search(masked, *sentences[k]):
+        return None
+    before = ot.named_options(text, *sentences[k - 1], phrases, v)
+    if before.asserted != rest or before.vetoed or at.hedged(masked, *sentences[k - 1], before.spans[0][1]):
+        return None
+    return before
 # "the main issue the speaker is facing is:\n* Luggage lost": a lead-in that the next line completes
 _LEAD_IN = re.compile(r"(?i:\b(?:is|are|be|as|was)\s*:\s*$)")
 # "So counting the confirmed wins: 2 times." a sentence that opens with "So" concludes
@@ -579,6 +632,13 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
             why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
             return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
 
+    if labels_shown and (slot := _label_slot_with_other_text(text, opts, phrases)):
+        return _unparseable(slot)
+    if occurrences and _ANY_OF_THEM.search(masked) and not at.MARKER.search(masked):
+        # "The sound of frying food can occur in any of these places. It depends on ...": every option
+        # allowed, none chosen; the one option named in passing is no answer
+        return _non_answer("undetermined", repr(_ANY_OF_THEM.search(masked).group(0)))
+
     concl = None
     if occurrences and not v.refusal and ("conclusion" in stages or (lr is not None and lr.kind == "formatted")):
         concl = _conclusion(text, masked, sentences, phrases, v, labels_shown)
@@ -636,6 +696,25 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                                     f"({text[after:b].strip()[:40]!r})")
         return _unnamed(text, opts, stages, labels_shown)
     return _unparseable("no stage matched")
+
+
+# "can occur in any of these places", "all of the options are possible": no option chosen over another
+_ANY_OF_THEM = re.compile(r"(?i:\b(?:any|all)\s+of\s+(?:these|those|the)\s+(?:places|locations|options|choices"
+                          r"|answers|settings)\b)")
+# "<C>Red Hand</C>": an answer slot whose tag is a label and whose content is an option's text
+_LABEL_SLOT = re.compile(r"<(?P<l>[A-J])>(?P<c>[^<\n]{1,300})</(?P=l)>")
+
+
+def _label_slot_with_other_text(text: str, opts: tuple[tuple[str, str], ...],
+                                phrases: Sequence[ot.OptionPhrase]) -> str | None:
+    """Why an answer slot tagged with one label but holding another option's text ("<C>Red Hand</C>"
+    with A "The Red Hand") is ambiguous, or None: a label followed by another option's text."""
+    labels = {lab for lab, _ in opts}
+    for m in _LABEL_SLOT.finditer(text):
+        named = {lab for lab, _, _ in ot.find_options(text, *m.span("c"), phrases)}
+        if m.group("l") in labels and named and m.group("l") not in named:
+            return f"answer slot <{m.group('l')}> holds option {sorted(named)[0]}'s text"
+    return None
 
 
 def _label_is_other_text(text: str, lr: al.LabelRead, opts: tuple[tuple[str, str], ...],

@@ -55,10 +55,12 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     t = total(tally(collected_rows(labels), "system"))
     print(t.row(labels, "all"))
     assert t.wrong == 0 and t.over == 0
-    # rounds 7 and 8 (issue 38's target, 97%): of their four misses, two are a bare numeral that is one
-    # option's label and another's text (refused by rule), one needs the question ("which were not
-    # launched"), one a later sentence's "10" that is no answer
-    assert t.agreement >= (0.97 if labels in ("labels_round7.jsonl", "labels_round8.jsonl") else 0.98)
+    # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
+    # is one option's label and another's text (refused by rule), one needs the question ("which were not
+    # launched"), one a later sentence's "10" that is no answer; round 9's four are two paraphrased
+    # conclusions, a pick after "As a language model, I cannot", and a pick after "None of the choices"
+    assert t.agreement >= (0.97 if labels in ("labels_round7.jsonl", "labels_round8.jsonl",
+                                              "labels_round9.jsonl") else 0.98)
 
 
 def _opts(*texts):
@@ -217,7 +219,7 @@ def test_rules_of_2_3(why, raw, options, label, status):
         assert res.status == status, res.reason
 
 
-_BY_CASE = {r["case"]: r for labels in ("labels_round7.jsonl", "labels_round8.jsonl")
+_BY_CASE = {r["case"]: r for labels in ("labels_round7.jsonl", "labels_round8.jsonl", "labels_round9.jsonl")
             for r in collected_rows(labels)}
 
 
@@ -283,6 +285,24 @@ RULES_ROUND_7 = [
      "mmau_pro_audio_noise-0670", "2", "label-pattern"),
     ("'there are **2** languages' with option 4 '2' and label 2: still ambiguous", "mmau_pro_audio_noise-0428",
      None, "unparseable"),
+    # found by round 9 (graded blind after all the rules above; its cases below are graded)
+    ("the option list copied out after the answer ('The ranking is:\n1. ...\n2. ...') is an echo, no later answer",
+     "mmau_pro_audio_noise-0868", "3", "conclusion"),
+    ("'Let me double-check all options: reading a book would involve silence; ...' after the answer",
+     "qwen3_omni_thinking-0173", "D", "conclusion"),
+    ("'The other options (Dentist, Teacher, Nurse) do not ...' after a sentence naming the one left",
+     "af3_think-0390", "C", "conclusion"),
+    ("'<C>Red Hand</C>': an answer slot tagged with one label holding another option's text",
+     "qwen_omni_xml-0319", None, "unparseable"),
+    ("'can occur in any of these places. It depends on ...' chooses no option", "salmonn_mmar-0076", None,
+     "non-answer"),
+    # ungraded outputs whose reads the round-9 rules changed
+    ("'<C>two</C>' with A 'two': the same slot, ungraded", "qwen_omni_xml-0432", None, "unparseable"),
+    ("'The other options, like a frog, dog, or sheep, do not ...' after 'the typical sound made by a cow'",
+     "qwen_omni_xml-0489", "C", "conclusion"),
+    # with two options an explanation naming both in order ('below ... from above') is no echo: unread
+    ("two options named in order after the answer are not taken for a copied list", "mmau_pro_audio_noise-0843",
+     None, None),
 ]
 
 

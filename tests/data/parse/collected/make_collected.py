@@ -297,3 +297,19 @@ def grading_sample(per_system: int = 50, seed: int = 7, sources=None, exclude=()
             n = per_system // 3 + (i < per_system % 3)
             chosen += [r["case"] for r in rng.sample(third, min(n, len(third)))]
     return chosen
+
+
+# Round 9's draw: per source, how many of each system's outputs, weighted to the long and
+# reasoning-style outputs where the parser has most to get wrong.
+ROUND9_SHARES = {"mmau_pro_audio_noise": 18, "af3_think": 18, "qwen3_omni_thinking": 18, "qwen_omni_xml": 15,
+                 "salmonn_mmar": 15, "r1aqa_omni_mmau": 15, "desta25_mmau": 12, "selective_hearing_more": 6}
+
+
+def round9_sample(seed: int = 9009) -> list[str]:
+    """Round 9's cases: ``grading_sample`` per source with that source's share, leaving out every case
+    an earlier labels file graded, so the round is fresh to the rules."""
+    graded = {json.loads(line)["case"] for path in sorted(OUT.glob("labels*.jsonl"))
+              if path.name != "labels_round9.jsonl"
+              for line in path.read_text(encoding="utf-8").splitlines()}
+    return [case for source, n in ROUND9_SHARES.items()
+            for case in grading_sample(n, seed, (source,), exclude=graded)]
