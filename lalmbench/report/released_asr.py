@@ -16,9 +16,10 @@ from typing import Iterable
 
 from lalmbench.core.io import InputError
 from lalmbench.scoring.metrics.asr import wer
-from lalmbench.scoring.official_speech import kimi_audio_wer, qwen2_audio_wer, wer_aggregate
+from lalmbench.scoring.official import SCORERS
 
-OFFICIAL_RULES = {"qwen2_audio_wer": qwen2_audio_wer, "kimi_audio_wer": kimi_audio_wer}
+#: every official WER/CER rule of the registry, so a report rule added there is scored here too
+OFFICIAL_RULES = {name: sc for name, sc in SCORERS.items() if sc.metric == "wer"}
 
 
 def read_pairs(lines: Iterable[str], *, id_field: str, ref_field: str, hyp_field: str) -> list[dict]:
@@ -50,10 +51,10 @@ def score_released_asr(pairs: list[dict], *, language: str, ours_unit: str = "ch
     items = [{"id": p["id"], "references": [p["reference"]]} for p in pairs]
     raw = [p["hypothesis"] for p in pairs]
     out: dict = {"n": len(pairs), "rules": {}, "per_item": {p["id"]: {} for p in pairs}}
-    for name, rule in OFFICIAL_RULES.items():
-        scored = rule(items, raw, {"language": language})
+    for name, scorer in OFFICIAL_RULES.items():
+        scored = scorer.fn(items, raw, {"language": language})
         stats = [s.stats for s in scored if s.stats is not None]
-        out["rules"][name] = {"value": 100 * wer_aggregate(stats, {}), "errors": int(sum(s[0] for s in stats)),
+        out["rules"][name] = {"value": 100 * scorer.aggregate(stats, {}), "errors": int(sum(s[0] for s in stats)),
                               "ref_units": int(sum(s[1] for s in stats)), "n_scored": len(stats)}
         for p, s in zip(pairs, scored):
             out["per_item"][p["id"]][name] = None if s.stats is None else int(s.stats[0])
