@@ -120,7 +120,7 @@ def official_bootstrap(stats: Iterable, metric: str, *, clusters: Sequence | Non
     ``clusters`` (one label per item: the speaker) when given; (nan, nan) under 2 items (clusters)."""
     import numpy as np
 
-    from lalmbench.scoring.metrics.asr import ratio_bootstrap_ci
+    from lalmbench.scoring.metrics.asr import ratio_bootstrap_ci, sum_by_cluster
     from lalmbench.scoring.official_speech import bleu_from_stats
 
     stats = list(stats)
@@ -131,10 +131,7 @@ def official_bootstrap(stats: Iterable, metric: str, *, clusters: Sequence | Non
         return ratio_bootstrap_ci(x[:, 0] if len(x) else x, x[:, 1] if len(x) else x, clusters=groups, seed=seed,
                                   n_resamples=n_resamples, alpha=alpha)
     if groups is not None and len(x):
-        _, inverse = np.unique(groups, return_inverse=True)
-        summed = np.zeros((inverse.max() + 1, x.shape[1]))
-        np.add.at(summed, inverse, x)
-        x = summed
+        x = sum_by_cluster(x, groups)
     if len(x) < 2:
         return (math.nan, math.nan)
     idx = np.random.default_rng(seed).integers(0, len(x), size=(n_resamples, len(x)))

@@ -67,6 +67,15 @@ def _errors(c: dict) -> int:
     return c["sub"] + c["del"] + c["ins"]
 
 
+def sum_by_cluster(x: np.ndarray, clusters: Sequence) -> np.ndarray:
+    """The rows of ``x`` (one per item) summed within each cluster label, one row per label in sorted
+    order: a corpus statistic's counts per speaker, the unit a clustered bootstrap draws."""
+    labels, group = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    out = np.zeros((len(labels),) + np.shape(x)[1:])
+    np.add.at(out, group, x)
+    return out
+
+
 def ratio_bootstrap_ci(errors: np.ndarray, n_ref: np.ndarray, *, clusters: Sequence | None = None, seed: int = 0,
                        n_resamples: int = 2000, alpha: float = 0.05) -> tuple[float, float]:
     """Seeded percentile bootstrap of sum(errors)/sum(n_ref) (corpus WER is a ratio of sums, not a mean
@@ -77,8 +86,7 @@ def ratio_bootstrap_ci(errors: np.ndarray, n_ref: np.ndarray, *, clusters: Seque
     if clusters is not None:
         if len(clusters) != len(errors):
             raise InputError(f"ratio_bootstrap_ci: {len(clusters)} cluster labels for {len(errors)} items")
-        _, group = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
-        errors, n_ref = np.bincount(group, weights=errors), np.bincount(group, weights=n_ref)
+        errors, n_ref = sum_by_cluster(np.column_stack([errors, n_ref]), clusters).T
     n = len(errors)
     if n < 2:
         return (math.nan, math.nan)
