@@ -69,14 +69,21 @@ class DirectoryInUse(RuntimeError):
     processes a gone driver left running."""
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time (clock ticks since boot, /proc/<pid>/stat field 22): a pid reused by
-    another process has another; None when no such process runs (or there is no /proc)."""
+def _stat_after_name(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command name (field 3 on: the name, in parentheses, may hold
+    spaces); None when no such process runs (or there is no /proc)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat[stat.rindex(")") + 2:].split()[19]
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (clock ticks since boot, /proc/<pid>/stat field 22): a pid reused by
+    another process has another; None when no such process runs."""
+    fields = _stat_after_name(pid)
+    return None if fields is None else fields[19]
 
 
 def _alive(record: dict, path: Path, now: float) -> bool:
@@ -105,11 +112,9 @@ def _ancestry() -> set[int]:
     pids, pid = set(), os.getpid()
     while pid > 1 and pid not in pids:
         pids.add(pid)
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
+        if (fields := _stat_after_name(pid)) is None:
             break
-        pid = int(stat[stat.rindex(")") + 2:].split()[1])
+        pid = int(fields[1])  # field 4: the parent's pid
     return pids
 
 
