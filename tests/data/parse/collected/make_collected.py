@@ -255,8 +255,24 @@ def mmau_pro_audio_noise():
                          r["id"], r["question"], options, True, r["model_output"])
 
 
+def steering_alms_mmau():
+    """Qwen-Audio-Chat and Qwen2-Audio-7B-Instruct on MMAU test-mini (an older revision) from an
+    activation-steering study's baseline runs. The prompt was the question, "Select one option from the
+    provided choices." and the choices as a Python list, no letters, so the models mostly answer with a
+    sentence that restates an option (some invent letters of their own). The release's third file
+    (``qwen2_audio_7b_results_0percent.json``) has only empty outputs and is left out."""
+    repo, commit = "nguyentuc/Steering_ALMs", "e3cc3b64aaf54ca29c233c703040d25eee8b4ff1"
+    for name, system, seed in (("qwen_audio_chat_results", "Qwen-Audio-Chat (MMAU, steering baseline)", 301),
+                               ("qwen2_audio_7b_instruct_results",
+                                "Qwen2-Audio-7B-Instruct (MMAU, steering baseline)", 302)):
+        path = f"{name}.json"
+        for r in sample(json.loads(show(repo, commit, path)), 500, seed):
+            yield record("steering_alms_mmau", system, "chat", "MMAU test-mini (older revision)", repo, commit, path,
+                         r["id"], r["question"], opts(r["choices"]), False, r["model_output"])
+
+
 SOURCES = (desta25_mmau, r1aqa_omni_mmau, selective_hearing, af3_think, qwen_omni_xml, qwen3_omni_thinking,
-           salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more, mmau_pro_audio_noise)
+           salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more, mmau_pro_audio_noise, steering_alms_mmau)
 #: the sources of the first grading rounds (labels.jsonl, round 2, round 3); later sources were added for
 #: round 5 (labels_round5.jsonl, labels_round6.jsonl) and round 7 (labels_round7.jsonl)
 FIRST_SOURCES = SOURCES[:9]
