@@ -321,11 +321,27 @@ ROUND9_SHARES = {"mmau_pro_audio_noise": 18, "af3_think": 18, "qwen3_omni_thinki
                  "salmonn_mmar": 15, "r1aqa_omni_mmau": 15, "desta25_mmau": 12, "selective_hearing_more": 6}
 
 
-def round9_sample(seed: int = 9009) -> list[str]:
-    """Round 9's cases: ``grading_sample`` per source with that source's share, leaving out every case
-    an earlier labels file graded, so the round is fresh to the rules."""
-    graded = {json.loads(line)["case"] for path in sorted(OUT.glob("labels*.jsonl"))
-              if path.name != "labels_round9.jsonl"
+def shared_sample(shares: dict[str, int], seed: int, own: str) -> list[str]:
+    """A later round's cases: ``grading_sample`` per source with that source's share, leaving out every
+    case a labels file other than the round's own (``own``) graded, so the round is fresh to the rules."""
+    graded = {json.loads(line)["case"] for path in sorted(OUT.glob("labels*.jsonl")) if path.name != own
               for line in path.read_text(encoding="utf-8").splitlines()}
-    return [case for source, n in ROUND9_SHARES.items()
-            for case in grading_sample(n, seed, (source,), exclude=graded)]
+    return [case for source, n in shares.items() for case in grading_sample(n, seed, (source,), exclude=graded)]
+
+
+def round9_sample(seed: int = 9009) -> list[str]:
+    """Round 9's cases (``labels_round9.jsonl``)."""
+    return shared_sample(ROUND9_SHARES, seed, "labels_round9.jsonl")
+
+
+# Round 10's draw: 20 per system of the source new for it, the rest over every earlier source, weighted to
+# the long reasoning styles (shares are per system: mmau_pro_audio_noise, speech_ifeval and mmlu_pro have 2,
+# selective_hearing 3, selective_hearing_more 4).
+ROUND10_SHARES = {"steering_alms_mmau": 20, "qwen3_omni_thinking": 18, "af3_think": 16, "salmonn_mmar": 14,
+                  "qwen_omni_xml": 14, "r1aqa_omni_mmau": 12, "desta25_mmau": 8, "mmau_pro_audio_noise": 7,
+                  "speech_ifeval": 6, "mmlu_pro": 6, "selective_hearing": 4, "selective_hearing_more": 2}
+
+
+def round10_sample(seed: int = 10010) -> list[str]:
+    """Round 10's cases (``labels_round10.jsonl``)."""
+    return shared_sample(ROUND10_SHARES, seed, "labels_round10.jsonl")
