@@ -345,3 +345,15 @@ ROUND10_SHARES = {"steering_alms_mmau": 20, "qwen3_omni_thinking": 18, "af3_thin
 def round10_sample(seed: int = 10010) -> list[str]:
     """Round 10's cases (``labels_round10.jsonl``)."""
     return shared_sample(ROUND10_SHARES, seed, "labels_round10.jsonl")
+
+
+# Round 11's draw: no new source was found for it, so every earlier source, weighted to the long reasoning
+# styles, at most 15 of qwen3_omni_thinking (shares are per system, as in round 10).
+ROUND11_SHARES = {"af3_think": 20, "qwen_omni_xml": 18, "salmonn_mmar": 16, "qwen3_omni_thinking": 15,
+                  "r1aqa_omni_mmau": 14, "desta25_mmau": 12, "mmau_pro_audio_noise": 10, "steering_alms_mmau": 10,
+                  "speech_ifeval": 8, "mmlu_pro": 7, "selective_hearing": 6, "selective_hearing_more": 2}
+
+
+def round11_sample(seed: int = 11011) -> list[str]:
+    """Round 11's cases (``labels_round11.jsonl``)."""
+    return shared_sample(ROUND11_SHARES, seed, "labels_round11.jsonl")
