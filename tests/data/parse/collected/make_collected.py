@@ -271,8 +271,55 @@ def steering_alms_mmau():
                          r["id"], r["question"], opts(r["choices"]), False, r["model_output"])
 
 
+MUSE_TASKS = {"chord_progression_matching": "progression_matching", "chord_quality": "chord_quality",
+              "contourID": "contourID", "instrumentID": "instrumentID", "key_modulation": "keymod",
+              "meter_identification": "meterID", "oddballs": "oddballs", "rhythm_matching": "rhythm_matching",
+              "syncopation": "syncopation", "transposition": "transposition"}
+MUSE_ENTRY = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - ", re.M)
+
+
+def muse_prompt(runner: str) -> tuple[str, list[dict], bool]:
+    """The chain-of-thought prompt a MUSE runner sends each trial and its answer lines, read from the
+    runner's module-level string constants: "A. Major" lines give lettered options, the bare
+    "Yes, these are ..." / "No, ..." pairs of the same/different tasks are options shown without letters."""
+    consts = {t.id: node.value.value for node in ast.parse(runner).body if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Constant)}
+    prompt = consts.get("COT_PROMPT_TEMPLATE") or consts["COT_PROMPT"]
+    if "YES_CANON" in consts:
+        return prompt, opts([consts["YES_CANON"], consts["NO_CANON"]]), False
+    lines = [consts[f"{c}_CANON"] for c in LETTERS if f"{c}_CANON" in consts]
+    return prompt, [{"label": s[0], "text": s[3:]} for s in lines], True
+
+
+def muse_music():
+    """Four models on the MUSE music-perception benchmark's ten forced-choice listening tasks (chord
+    quality, key modulation, meter, contour, instrument, and same/different judgements answered "Yes,
+    these are ..." or "No, ..."), chain-of-thought prompt, from the authors' released run logs: each
+    trial's full response sits between its "LLM Full Response:" line and the next log line."""
+    repo, commit = "brandoncarone/MUSE_music_benchmark", "a9e4acde97b731e607b1e79f25c898487449e5b0"
+    for folder, tag, runner_dir, system, seed in (
+            ("Gemini/Gemini_Pro_Logs", "G25Pro", "Gemini", "Gemini 2.5 Pro (MUSE, CoT)", 1101),
+            ("Gemini/Gemini_Flash_logs", "G25Flash", "Gemini", "Gemini 2.5 Flash (MUSE, CoT)", 1102),
+            ("Qwen2.5-Omni/Qwen_Logs", "Qwen2.5-Omni", "Qwen2.5-Omni", "Qwen2.5-Omni-7B (MUSE, CoT)", 1103),
+            ("AF3/AF3_Logs", "AF3", "AF3", "Audio Flamingo 3 chat (MUSE, CoT)", 1104)):
+        rows = []
+        for task, runner in MUSE_TASKS.items():
+            question, options, shown = muse_prompt(show(repo, commit, f"{runner_dir}/{runner}_{runner_dir}_runner.py"))
+            for group in ("GroupA", "GroupB"):
+                for s in (1, 2, 3):
+                    path = f"{folder}/{task}_{tag}_CHAT_COT_{group}_seed{s}.log"
+                    for entry in MUSE_ENTRY.split(show(repo, commit, path)):
+                        head, sep, raw = entry.partition(" - LLM Full Response:\n")
+                        if sep:
+                            rows.append((path, head.split()[-1], question, options, shown, raw.removesuffix("\n")))
+        for path, ref, question, options, shown, raw in sample(rows, 300, seed):
+            yield record("muse_music", system, "chat, CoT prompt", "MUSE (music perception)", repo, commit, path,
+                         ref, question, options, shown, raw)
+
+
 SOURCES = (desta25_mmau, r1aqa_omni_mmau, selective_hearing, af3_think, qwen_omni_xml, qwen3_omni_thinking,
-           salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more, mmau_pro_audio_noise, steering_alms_mmau)
+           salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more, mmau_pro_audio_noise, steering_alms_mmau,
+           muse_music)
 #: the sources of the first grading rounds (labels.jsonl, round 2, round 3); later sources were added for
 #: round 5 (labels_round5.jsonl, labels_round6.jsonl) and round 7 (labels_round7.jsonl)
 FIRST_SOURCES = SOURCES[:9]
@@ -347,9 +394,9 @@ def round10_sample(seed: int = 10010) -> list[str]:
     return shared_sample(ROUND10_SHARES, seed, "labels_round10.jsonl")
 
 
-# Round 11's draw: no new source was found for it, so every earlier source, weighted to the long reasoning
-# styles, at most 15 of qwen3_omni_thinking (shares are per system, as in round 10).
-ROUND11_SHARES = {"af3_think": 20, "qwen_omni_xml": 18, "salmonn_mmar": 16, "qwen3_omni_thinking": 15,
+# Round 11's draw: 13 per system of the source new for it (muse_music), the rest over every earlier source,
+# weighted to the long reasoning styles, at most 15 of qwen3_omni_thinking (shares are per system, as in round 10).
+ROUND11_SHARES = {"muse_music": 13, "af3_think": 20, "qwen_omni_xml": 18, "salmonn_mmar": 16, "qwen3_omni_thinking": 15,
                   "r1aqa_omni_mmau": 14, "desta25_mmau": 12, "mmau_pro_audio_noise": 10, "steering_alms_mmau": 10,
                   "speech_ifeval": 8, "mmlu_pro": 7, "selective_hearing": 6, "selective_hearing_more": 2}
 
