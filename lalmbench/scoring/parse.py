@@ -122,6 +122,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from lalmbench.scoring import answer_labels as al
+from lalmbench.scoring import answer_slots as sl
 from lalmbench.scoring import answer_text as at
 from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
@@ -196,16 +197,6 @@ def _cut_off(text: str) -> bool:
 _BOXED = re.compile(r"\\boxed\{(?P<c>[^{}\n]{0,500}(?:\{[^{}\n]{0,500}\}[^{}\n]{0,500})?)\}")
 
 
-# a JSON object closing the output ('{"chord": "Bm"}', '```json\n{"answer": "C#:maj", "confidence": 0.9}\n```'):
-# its first field is the answer slot
-_JSON_SLOT = re.compile(r'\{\s*"[A-Za-z_ ]{1,30}"\s*:\s*"(?P<c>[^"\n{}]{1,300})"[^{}]{0,300}\}\s*(?:```)?\s*$')
-
-
-def _json_slot(text: str) -> re.Match | None:
-    brace = text.rfind("{", max(0, len(text) - 700))
-    return _JSON_SLOT.match(text, brace) if brace != -1 else None
-
-
 def _last(pattern: re.Pattern, text: str):
     m = None
     for m in pattern.finditer(text):
@@ -244,7 +235,7 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
               for lab in ot.named_options(text, *m.span("c"), phrases, v).asserted}
     if len(blocks) > 1:
         return _Conclusion(None, f"answer tags name different options ({sorted(blocks)})", hard=True)
-    tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text) or _json_slot(text)
+    tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text) or sl.json_slot(text)
     marked = True
     if tag is not None:
         a, b = tag.span("c")
@@ -527,7 +518,7 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
 
 #: the files whose code decides a score: a change to any of them re-scores every run
 SCORER_FILES = ("scoring/parse.py", "scoring/answer_labels.py", "scoring/answer_text.py", "scoring/option_text.py",
-                "scoring/mcq.py")
+                "scoring/answer_slots.py", "scoring/mcq.py")
 
 
 @lru_cache(maxsize=1)
@@ -643,7 +634,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     phrases = ot.option_phrases(opts)
     occurrences = ot.find_options(text, 0, len(text), phrases)
     ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2] \
-        + _stated_negation_words(text, occurrences, opts)
+        + sl.stated_negation_words(text, occurrences, opts)
     tags = [m.span() for m in _TAG.finditer(text)]
     # quoted speech and option texts blanked; markup tags turned into line breaks
     masked = at.blank(at.blank(text, at.quoted_spans(text) + ospans), tags, "\n")
@@ -780,13 +771,13 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
     stays a non-answer. A pick of the options' own non-answer ("I do not have an answer") agrees with
     the refusal wherever the refusal stands."""
     v = at.vetoes(text, masked, lift_refusal=True)
-    own = {lab for lab, t in opts if _NON_ANSWER_OPTION.match(t)}
+    own = {lab for lab, t in opts if sl.NON_ANSWER_OPTION.match(t)}
     why = f"after {refusal.strip()[:40]!r}"
 
     def after(label: str, pos: int) -> bool:
         return pos > v.refusal_end or label in own
 
-    if "label-pattern" in stages and (picked := _picked(text, masked, sentences, opts, phrases, v, labels_shown)) \
+    if "label-pattern" in stages and (picked := sl.picked(text, masked, sentences, opts, phrases, v, labels_shown)) \
             and after(*picked):
         return ParseResult(picked[0], "label-pattern", f"answer-is ({why})")
     if labels_shown and "label-pattern" in stages:
@@ -794,86 +785,15 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
         if lr is not None and lr.kind == "hard":
             return None
         if lr is not None and lr.label is not None and after(lr.label, lr.pos) \
-                and _committed(masked, sentences, lr.pos, v) and not _label_is_other_text(text, lr, opts, phrases) \
+                and sl.committed(masked, sentences, lr.pos, v) and not _label_is_other_text(text, lr, opts, phrases) \
                 and not (occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
             return ParseResult(lr.label, "label-pattern", f"{lr.reason} ({why})")
     if occurrences and "conclusion" in stages:
         concl = _conclusion(text, masked, sentences, phrases, v, labels_shown)
         if concl is not None and concl.label is not None and after(concl.label, concl.pos) \
-                and _committed(masked, sentences, concl.pos, v):
+                and sl.committed(masked, sentences, concl.pos, v):
             return ParseResult(concl.label, "conclusion", f"{concl.reason} ({why})")
     return None
-
-
-# an option that is itself a non-answer: the benchmark's "I don't know" choice
-_NON_ANSWER_OPTION = re.compile(r"(?i:\W*(?:i\s+(?:do\s+not|don't)\s+(?:know|have\s+(?:an?|the|enough)\s+(?:answer"
-                                r"|information))|not\s+enough\s+information|none\s+of\s+the\s+above|cannot\s+be"
-                                r"\s+determined|unknown)\b)")
-# an answer statement: "So, the correct choice is", "My response is", "I'll choose"
-_PICKS = re.compile(r"(?i:\b(?:answer|choice|option|response)\b[^.!?\n]{0,40}?\b(?:is|would\s+be)\b\s*:?"
-                    r"|\bi(?:'ll|\s+will|\s+would|'d)?\s+(?:choose|pick|select|go\s+with)\b)")
-# what an answer phrase may be followed by before the option it picks: "is: A. ...", "is (A) ..."
-_PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S))")
-
-
-def _picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple[tuple[str, str], ...],
-            phrases: Sequence[ot.OptionPhrase], v: at.Vetoes, labels_shown: bool) -> tuple[str, int] | None:
-    """(label, position) of the option the last answer statement picks ("So, the correct choice is A.
-    I do not have an answer", "My response is C. Their dad"): a label (with its own text, if any) or
-    the one option its sentence names, neither negated nor hedged."""
-    ans = _last(_PICKS, masked)
-    if ans is None:
-        return None
-    k = next((i for i, (s, e) in enumerate(sentences) if s <= ans.start() < e), None)
-    if k is None or at.hedged(masked, *sentences[k]):
-        return None
-    end = min(len(text), ans.end() + 300)
-    m = _PICKED_LABEL.match(text, ans.end(), end) if labels_shown else None
-    if m is not None and m.group("l") in dict(opts):
-        said = ot.starts_with_option(text, m.end(), end, phrases)
-        return (m.group("l"), ans.start()) if said in (None, m.group("l")) else None
-    e = sentences[k + 1][1] if masked[ans.end():sentences[k][1]].strip() in ("", ":") and k + 1 < len(sentences) \
-        else sentences[k][1]
-    named = {lab for lab, a, _ in ot.find_options(text, ans.end(), e, phrases) if not v.vetoed_at(a)}
-    return (named.pop(), ans.start()) if len(named) == 1 else None
-
-
-def _committed(masked: str, sentences: list[tuple[int, int]], pos: int, v: at.Vetoes) -> bool:
-    """Whether the statement around ``pos`` (its sentence, and the one before when that ends in a
-    colon) states an answer in so many words ("there is no definite answer" states none) and does
-    not hedge it (a reason given after it, "as it explains why the singer might have laughed", hedges
-    nothing)."""
-    k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
-    if k is None:
-        return False
-    s, e = sentences[k]
-    if k and masked[sentences[k - 1][0]:sentences[k - 1][1]].rstrip().endswith(":"):
-        s = sentences[k - 1][0]
-    reason = _REASON.search(masked, pos, e)
-    return any(not v.vetoed_at(m.start()) for m in at.STRONG_MARKER.finditer(masked, s, e)) \
-        and not at.hedged(masked, s, reason.start() if reason else e)
-
-
-_REASON = re.compile(r"(?i:\b(?:as|because|since)\b)")
-
-
-# an option that is itself a negation word, stated as the answer ("The answer is No"): that option, not a
-# negation (longer ones, "None", "Not sure", "No one", are blanked as option texts anyway)
-_NEGATION_WORD = re.compile(r"(?i:no|not|nor)")
-_BEFORE_STATED = re.compile(r"[\s*\"'“:]*")
-
-
-def _stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
-    """Spans of an option text that is a negation word right after an answer phrase on its line."""
-    own, out = dict(opts), []
-    for lab, a, b in occurrences:
-        if not _NEGATION_WORD.fullmatch(own[lab].strip()):
-            continue
-        line = text.rfind("\n", 0, a) + 1
-        ans = _last(at.ANSWER_IS, text[line:a])
-        if ans is not None and _BEFORE_STATED.fullmatch(text, line + ans.end(), a):
-            out.append((a, b))
-    return out
 
 
 # "option A", "choice 3", "the last option": a reference to an option by its place

@@ -1,0 +1,102 @@
+"""Answer statements a grader reads where the usual stages do not look: the pick that follows a
+refusal or doubt ("I cannot hear the audio directly ... The answer is B"), an option that is itself a
+negation word stated as the answer ("The answer is No"), and a JSON object closing the output
+(``{"chord": "Bm"}``). Pure functions over the output and its masked copy; the order in which the
+parser asks them is :mod:`lalmbench.scoring.parse`'s.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from lalmbench.scoring import answer_text as at
+from lalmbench.scoring import option_text as ot
+
+
+def _last(pattern: re.Pattern, text: str) -> re.Match | None:
+    m = None
+    for m in pattern.finditer(text):
+        pass
+    return m
+
+
+# a JSON object closing the output ('{"chord": "Bm"}', '```json\n{"answer": "C#:maj", "confidence": 0.9}\n```'):
+# its first field is the answer slot
+JSON_SLOT = re.compile(r'\{\s*"[A-Za-z_ ]{1,30}"\s*:\s*"(?P<c>[^"\n{}]{1,300})"[^{}]{0,300}\}\s*(?:```)?\s*$')
+
+
+def json_slot(text: str) -> re.Match | None:
+    """The JSON object closing the output, its first string field as group ``c``, or None."""
+    brace = text.rfind("{", max(0, len(text) - 700))
+    return JSON_SLOT.match(text, brace) if brace != -1 else None
+
+
+# an option that is itself a non-answer: the benchmark's "I don't know" choice
+NON_ANSWER_OPTION = re.compile(r"(?i:\W*(?:i\s+(?:do\s+not|don't)\s+(?:know|have\s+(?:an?|the|enough)\s+(?:answer"
+                               r"|information))|not\s+enough\s+information|none\s+of\s+the\s+above|cannot\s+be"
+                               r"\s+determined|unknown)\b)")
+# an answer statement: "So, the correct choice is", "My response is", "I'll choose"
+_PICKS = re.compile(r"(?i:\b(?:answer|choice|option|response)\b[^.!?\n]{0,40}?\b(?:is|would\s+be)\b\s*:?"
+                    r"|\bi(?:'ll|\s+will|\s+would|'d)?\s+(?:choose|pick|select|go\s+with)\b)")
+# what an answer phrase may be followed by before the option it picks: "is: A. ...", "is (A) ..."
+_PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S))")
+
+
+def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple[tuple[str, str], ...],
+           phrases: Sequence[ot.OptionPhrase], v: at.Vetoes, labels_shown: bool) -> tuple[str, int] | None:
+    """(label, position) of the option the last answer statement picks ("So, the correct choice is A.
+    I do not have an answer", "My response is C. Their dad"): a label (with its own text, if any) or
+    the one option its sentence names, neither negated nor hedged."""
+    ans = _last(_PICKS, masked)
+    if ans is None:
+        return None
+    k = next((i for i, (s, e) in enumerate(sentences) if s <= ans.start() < e), None)
+    if k is None or at.hedged(masked, *sentences[k]):
+        return None
+    end = min(len(text), ans.end() + 300)
+    m = _PICKED_LABEL.match(text, ans.end(), end) if labels_shown else None
+    if m is not None and m.group("l") in dict(opts):
+        said = ot.starts_with_option(text, m.end(), end, phrases)
+        return (m.group("l"), ans.start()) if said in (None, m.group("l")) else None
+    e = sentences[k + 1][1] if masked[ans.end():sentences[k][1]].strip() in ("", ":") and k + 1 < len(sentences) \
+        else sentences[k][1]
+    named = {lab for lab, a, _ in ot.find_options(text, ans.end(), e, phrases) if not v.vetoed_at(a)}
+    return (named.pop(), ans.start()) if len(named) == 1 else None
+
+
+def committed(masked: str, sentences: list[tuple[int, int]], pos: int, v: at.Vetoes) -> bool:
+    """Whether the statement around ``pos`` (its sentence, and the one before when that ends in a
+    colon) states an answer in so many words ("there is no definite answer" states none) and does
+    not hedge it (a reason given after it, "as it explains why the singer might have laughed", hedges
+    nothing)."""
+    k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
+    if k is None:
+        return False
+    s, e = sentences[k]
+    if k and masked[sentences[k - 1][0]:sentences[k - 1][1]].rstrip().endswith(":"):
+        s = sentences[k - 1][0]
+    reason = _REASON.search(masked, pos, e)
+    return any(not v.vetoed_at(m.start()) for m in at.STRONG_MARKER.finditer(masked, s, e)) \
+        and not at.hedged(masked, s, reason.start() if reason else e)
+
+
+_REASON = re.compile(r"(?i:\b(?:as|because|since)\b)")
+
+
+# an option that is itself a negation word, stated as the answer ("The answer is No"): that option, not a
+# negation (longer ones, "None", "Not sure", "No one", are blanked as option texts anyway)
+_NEGATION_WORD = re.compile(r"(?i:no|not|nor)")
+_BEFORE_STATED = re.compile(r"[\s*\"'“:]*")
+
+
+def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
+    """Spans of an option text that is a negation word right after an answer phrase on its line."""
+    own, out = dict(opts), []
+    for lab, a, b in occurrences:
+        if not _NEGATION_WORD.fullmatch(own[lab].strip()):
+            continue
+        line = text.rfind("\n", 0, a) + 1
+        ans = _last(at.ANSWER_IS, text[line:a])
+        if ans is not None and _BEFORE_STATED.fullmatch(text, line + ans.end(), a):
+            out.append((a, b))
+    return out
