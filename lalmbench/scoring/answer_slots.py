@@ -51,17 +51,26 @@ def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple
     if ans is None:
         return None
     k = next((i for i, (s, e) in enumerate(sentences) if s <= ans.start() < e), None)
-    if k is None or at.hedged(masked, *sentences[k]):
+    if k is None or at.hedged(masked, *sentences[k]) or _SUPPOSED.search(masked, *sentences[k]):
         return None
-    end = min(len(text), ans.end() + 300)
-    m = _PICKED_LABEL.match(text, ans.end(), end) if labels_shown else None
+    # where the answer phrase ends (the blanks after it may be a blanked option text)
+    after = ans.start() + len(ans.group(0).rstrip())
+    end = min(len(text), after + 300)
+    m = _PICKED_LABEL.match(text, after, end) if labels_shown else None
     if m is not None and m.group("l") in dict(opts):
+        if _ALTERNATIVE.match(text, m.end(), end):
+            return None  # "The answer is B or C"
         said = ot.starts_with_option(text, m.end(), end, phrases)
         return (m.group("l"), ans.start()) if said in (None, m.group("l")) else None
-    e = sentences[k + 1][1] if masked[ans.end():sentences[k][1]].strip() in ("", ":") and k + 1 < len(sentences) \
+    e = sentences[k + 1][1] if masked[after:sentences[k][1]].strip() in ("", ":") and k + 1 < len(sentences) \
         else sentences[k][1]
-    named = {lab for lab, a, _ in ot.find_options(text, ans.end(), e, phrases) if not v.vetoed_at(a)}
+    named = {lab for lab, a, _ in ot.find_options(text, after, e, phrases) if not v.vetoed_at(a)}
     return (named.pop(), ans.start()) if len(named) == 1 else None
+
+
+# a pick under a supposition ("If the sound were a bark, the answer would be B") commits to nothing
+_SUPPOSED = re.compile(r"(?i:\b(?:if|unless|assuming|supposing|suppose)\b)")
+_ALTERNATIVE = re.compile(r"(?i:(?:or|and)\b|[/&])")
 
 
 def committed(masked: str, sentences: list[tuple[int, int]], pos: int, v: at.Vetoes) -> bool:
@@ -77,7 +86,7 @@ def committed(masked: str, sentences: list[tuple[int, int]], pos: int, v: at.Vet
         s = sentences[k - 1][0]
     reason = _REASON.search(masked, pos, e)
     return any(not v.vetoed_at(m.start()) for m in at.STRONG_MARKER.finditer(masked, s, e)) \
-        and not at.hedged(masked, s, reason.start() if reason else e)
+        and not at.hedged(masked, s, reason.start() if reason else e) and not _SUPPOSED.search(masked, s, e)
 
 
 _REASON = re.compile(r"(?i:\b(?:as|because|since)\b)")

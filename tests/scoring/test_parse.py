@@ -189,6 +189,12 @@ RULES_2_4 = [
      None, "non-answer"),
     ("a supposition after a refusal is no answer", "There is no audio provided, so I can't answer. If I had to pick, "
      "B.", ANIMALS, True, None, "non-answer"),
+    ("two labels after a refusal are no pick", "I cannot hear the audio. The answer is B or C.", ANIMALS, True, None,
+     "non-answer"),
+    ("a pick under a supposition after a refusal is no answer", "I cannot hear the audio. If the sound were a bark, "
+     "the answer would be B.", ANIMALS, True, None, "non-answer"),
+    ("a pick that names another option after it is no pick", "None of the options fit. The best option would be Dog, "
+     "though a Cat is possible too.", ANIMALS, True, None, "non-answer"),
     ("'there is no definite answer' withdraws the pick", "As a language model, the sound is most likely a dog, but "
      "with the recording unclear, there is no definite answer.", ANIMALS, True, None, "non-answer"),
     ("a doubt about the audio after the answer withdraws it", "The answer is B. However, I cannot hear the audio "
