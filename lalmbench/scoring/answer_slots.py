@@ -43,10 +43,10 @@ _PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S)
 
 
 def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple[tuple[str, str], ...],
-           phrases: Sequence[ot.OptionPhrase], v: at.Vetoes, labels_shown: bool) -> tuple[str, int] | None:
-    """(label, position) of the option the last answer statement picks ("So, the correct choice is A.
-    I do not have an answer", "My response is C. Their dad"): a label (with its own text, if any) or
-    the one option its sentence names, neither negated nor hedged."""
+           phrases: Sequence[ot.OptionPhrase], v: at.Vetoes, labels_shown: bool) -> tuple[str, int, str] | None:
+    """(label, position, the parser stage that reads it) of the option the last answer statement picks
+    ("So, the correct choice is A. I do not have an answer", "My response is C. Their dad"): a label
+    (with its own text, if any) or the one option its sentence names, neither negated nor hedged."""
     ans = _last(_PICKS, masked)
     if ans is None:
         return None
@@ -61,11 +61,11 @@ def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple
         if _ALTERNATIVE.match(text, m.end(), end):
             return None  # "The answer is B or C"
         said = ot.starts_with_option(text, m.end(), end, phrases)
-        return (m.group("l"), ans.start()) if said in (None, m.group("l")) else None
+        return (m.group("l"), ans.start(), "label-pattern") if said in (None, m.group("l")) else None
     e = sentences[k + 1][1] if masked[after:sentences[k][1]].strip() in ("", ":") and k + 1 < len(sentences) \
         else sentences[k][1]
     named = {lab for lab, a, _ in ot.find_options(text, after, e, phrases) if not v.vetoed_at(a)}
-    return (named.pop(), ans.start()) if len(named) == 1 else None
+    return (named.pop(), ans.start(), "conclusion") if len(named) == 1 else None
 
 
 # a pick under a supposition ("If the sound were a bark, the answer would be B") commits to nothing

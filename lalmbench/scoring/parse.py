@@ -777,9 +777,9 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
     def after(label: str, pos: int) -> bool:
         return pos > v.refusal_end or label in own
 
-    if "label-pattern" in stages and (picked := sl.picked(text, masked, sentences, opts, phrases, v, labels_shown)) \
-            and after(*picked):
-        return ParseResult(picked[0], "label-pattern", f"answer-is ({why})")
+    picked = sl.picked(text, masked, sentences, opts, phrases, v, labels_shown)
+    if picked is not None and picked[2] in stages and after(*picked[:2]):
+        return ParseResult(picked[0], picked[2], f"answer-is ({why})")
     if labels_shown and "label-pattern" in stages:
         lr = al.label_read(text, opts, phrases, v, bool(occurrences))
         if lr is not None and lr.kind == "hard":
