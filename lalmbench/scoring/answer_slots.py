@@ -65,7 +65,12 @@ def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple
     e = sentences[k + 1][1] if masked[after:sentences[k][1]].strip() in ("", ":") and k + 1 < len(sentences) \
         else sentences[k][1]
     named = {lab for lab, a, _ in ot.find_options(text, after, e, phrases) if not v.vetoed_at(a)}
-    return (named.pop(), ans.start(), "conclusion") if len(named) == 1 else None
+    if len(named) != 1:
+        return None
+    label, = named
+    if dict(opts)[label].strip() in dict(opts) and dict(opts)[label].strip() != label:
+        return None  # "the answer is 4" with option 1 "4" and a label 4: the text cannot say which
+    return label, ans.start(), "conclusion"
 
 
 # a pick under a supposition ("If the sound were a bark, the answer would be B") commits to nothing

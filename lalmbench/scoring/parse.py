@@ -782,10 +782,12 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
         return ParseResult(picked[0], picked[2], f"answer-is ({why})")
     if labels_shown and "label-pattern" in stages:
         lr = al.label_read(text, opts, phrases, v, bool(occurrences))
-        if lr is not None and lr.kind == "hard":
-            return None
+        if lr is not None and (lr.kind == "hard" or (lr.label is not None and _label_is_other_text(text, lr, opts,
+                                                                                                   phrases))) \
+                or _label_slot_with_other_text(text, opts, phrases):
+            return None  # the label and the text disagree, or the label is another option's text
         if lr is not None and lr.label is not None and after(lr.label, lr.pos) \
-                and sl.committed(masked, sentences, lr.pos, v) and not _label_is_other_text(text, lr, opts, phrases) \
+                and sl.committed(masked, sentences, lr.pos, v) \
                 and not (occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
             return ParseResult(lr.label, "label-pattern", f"{lr.reason} ({why})")
     if occurrences and "conclusion" in stages:

@@ -195,6 +195,11 @@ RULES_2_4 = [
      "the answer would be B.", ANIMALS, True, None, "non-answer"),
     ("a pick that names another option after it is no pick", "None of the options fit. The best option would be Dog, "
      "though a Cat is possible too.", ANIMALS, True, None, "non-answer"),
+    ("a bare numeral after a refusal that is one option's label and another's text stays ambiguous",
+     "I cannot hear the audio. The answer is 4.", [{"label": str(i + 1), "text": t} for i, t in enumerate("4321")],
+     True, None, "non-answer"),
+    ("the same in a boxed answer", "I cannot hear the audio. Final Answer: $\\boxed{4}$",
+     [{"label": str(i + 1), "text": t} for i, t in enumerate("4321")], True, None, "non-answer"),
     ("'there is no definite answer' withdraws the pick", "As a language model, the sound is most likely a dog, but "
      "with the recording unclear, there is no definite answer.", ANIMALS, True, None, "non-answer"),
     ("a doubt about the audio after the answer withdraws it", "The answer is B. However, I cannot hear the audio "
