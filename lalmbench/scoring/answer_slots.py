@@ -20,15 +20,22 @@ def _last(pattern: re.Pattern, text: str) -> re.Match | None:
     return m
 
 
-# a JSON object closing the output ('{"chord": "Bm"}', '```json\n{"answer": "C#:maj", "confidence": 0.9}\n```'):
-# its first field is the answer slot
-JSON_SLOT = re.compile(r'\{\s*"[A-Za-z_ ]{1,30}"\s*:\s*"(?P<c>[^"\n{}]{1,300})"[^{}]{0,300}\}\s*(?:```)?\s*$')
+# a JSON object closing the output ('{"chord": "Bm"}', '```json\n{"answer": "C#:maj", "confidence": 0.9}\n```')
+_JSON_OBJECT = re.compile(r'\{[^{}]{1,1200}\}\s*(?:```)?\s*$')
+_JSON_FIELD = re.compile(r'"(?P<k>[A-Za-z_ ]{1,30})"\s*:\s*"(?P<c>[^"\n{}]{1,300})"')
+_ANSWER_KEY = re.compile(r"(?i:answer|choice|option|prediction|pred|label)")
 
 
 def json_slot(text: str) -> re.Match | None:
-    """The JSON object closing the output, its first string field as group ``c``, or None."""
-    brace = text.rfind("{", max(0, len(text) - 700))
-    return JSON_SLOT.match(text, brace) if brace != -1 else None
+    """The answer field of a JSON object closing the output (its content is group ``c``): the first
+    field named like an answer ("answer", "final_answer", "choice", "prediction"), else the only
+    string field ('{"chord": "Bm"}'); None when there is no such object or field."""
+    brace = text.rfind("{", max(0, len(text) - 1300))
+    if brace == -1 or not _JSON_OBJECT.match(text, brace):
+        return None
+    fields = list(_JSON_FIELD.finditer(text, brace))
+    keyed = [m for m in fields if _ANSWER_KEY.search(m.group("k"))]
+    return keyed[0] if keyed else fields[0] if len(fields) == 1 else None
 
 
 # an option that is itself a non-answer: the benchmark's "I don't know" choice

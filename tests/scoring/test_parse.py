@@ -231,6 +231,8 @@ RULES_2_4 = [
      "{\"chord\": \"Bm\"}\n```", CHORDS, True, "D", "conclusion"),
     ("a JSON answer after reasoning naming other chords", "The harmony moves between G:min/b3 and Bm, but the held "
      "chord is C#:maj.\n```json\n{\"answer\": \"C#:maj\", \"confidence\": 0.9}\n```", CHORDS, True, "A", "conclusion"),
+    ("the answer field of a JSON object, not its reasoning", "{\"reasoning\": \"It has a minor third, not the "
+     "major C#:maj.\", \"answer\": \"Bm\"}", CHORDS, False, "D", "conclusion"),
     ("a JSON answer field holding a label", "Dominant seventh on A.\n```json\n{\"answer\": \"B\"}\n```", CHORDS, True,
      "B", "label-pattern"),
     ("the same with the labels hidden is no answer", "Dominant seventh on A.\n```json\n{\"answer\": \"B\"}\n```",
