@@ -42,8 +42,10 @@ def json_slot(text: str) -> re.Match | None:
 NON_ANSWER_OPTION = re.compile(r"(?i:\W*(?:i\s+(?:do\s+not|don't)\s+(?:know|have\s+(?:an?|the|enough)\s+(?:answer"
                                r"|information))|not\s+enough\s+information|none\s+of\s+the\s+above|cannot\s+be"
                                r"\s+determined|unknown)\b)")
-# an answer statement: "So, the correct choice is", "My response is", "I'll choose"
-_PICKS = re.compile(r"(?i:\b(?:answer|choice|option|response)\b[^.!?\n]{0,40}?\b(?:is|would\s+be)\b\s*:?"
+# an answer statement: "So, the correct choice is", "My response is", "I'll choose" ("option B is a dog"
+# describes option B: it picks nothing)
+_PICKS = re.compile(r"(?i:\b(?:answer|choice|option|response)\b(?!\s+\(?[A-J0-9]\b)[^.!?\n]{0,40}?"
+                    r"\b(?:is|would\s+be)\b\s*:?"
                     r"|\bi(?:'ll|\s+will|\s+would|'d)?\s+(?:choose|pick|select|go\s+with)\b)")
 # what an answer phrase may be followed by before the option it picks: "is: A. ...", "is (A) ..."
 _PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S))")
