@@ -83,6 +83,9 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         # whose tag degraded to one letter ("<C> D </C>")
         ("answer-tag", re.compile(rf"</[A-Za-z][A-Za-z_ ]{{0,24}}>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)\s*$")),
         ("answer-tag", re.compile(rf"<(?P<t>[A-Za-z])>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)\s*</(?P=t)>")),
+        # a JSON answer field holding a label ('{"answer": "B"}', '```json {"choice": "(b)"}```')
+        ("answer-json", re.compile(rf"\"(?i:answer|final_answer|choice|option|prediction)\"\s*:\s*\"\s*"
+                                   rf"(?:{plab}|[(\[]?{lab}[)\].]?)\s*\"")),
         # a lone lower-case letter filling an answer block is a label too ("<answer>b</answer>")
         ("answer-tag", re.compile(rf"<{ANSWER_TAG_NAMES}>\s*(?P<pl>{lalt})[.]?\s*</{ANSWER_TAG_NAMES}>")),
     )
@@ -111,7 +114,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
 
 # substrings a pattern cannot match without (checked on the lower-cased text before scanning)
 _NEEDS = {"answer-is": ("answer", "choice", "option"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
-          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-tag": ("answer>", "conclusion", "response>", "</"),
+          "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-json": ('":',),
+          "answer-tag": ("answer>", "conclusion", "response>", "</"),
           "bold": ("**",), "angle": ("<",),
           "parenthesised": ("(", "["), "option-word": ("option", "choice", "letter")}
 
@@ -166,17 +170,30 @@ def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[ot.Opti
     "Answer: (B) a short pause" where that is option A. The label and the text disagree, so
     neither can be trusted."""
     labels = rx.labels
+    low = ot.lower_same_length(text)
+    # "A:7/1", "B/C": an option text that opens with a label is that text, not the label
+    texts = [t for t in {p.raw.strip().lower() for p in phrases} if len(t) > 1]
+
+    def in_text(pos: int) -> bool:
+        return any(low.startswith(t, pos) for t in texts)
+
     for m in rx.labelled_line.finditer(text):
+        if in_text(m.start("l")):
+            continue
         rest = normalise_text(m.group("rest"))
         own = norm_texts[labels.index(m.group("l"))]
         if rest and rest != own and rest in norm_texts:
             return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
     for m in rx.labelled_period.finditer(text):
+        if in_text(m.start("l")):
+            continue
         rest = normalise_text(m.group("rest"))
         own = norm_texts[labels.index(m.group("l"))]
         if rest and rest != own and rest in norm_texts:
             return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
     for m in rx.labelled_prefix.finditer(text):
+        if in_text(_group(m)[1]):
+            continue
         label = rx.lower.get(_group(m)[0], _group(m)[0])
         other = ot.starts_with_option(text, m.start("rest"), m.end("rest"), phrases)
         if other is not None and other != label:

@@ -156,7 +156,9 @@ _CLAUSE_BREAK = re.compile(
 # only logical fit ... without speculation" keeps the chainsaw)
 _NEGATION = re.compile(
     r"(?i:\b(?:not|no(?!\s+doubt)|never|neither|nor|none|cannot|without(?!\s+(?:a\s+|any\s+)?(?:doubt|question"
-    r"|hesitation|speculat|assum|overinterpret|making\s+assum|over-?thinking))|unlikely|incorrect|wrong|rather\s+than"
+    r"|hesitation|speculat|assum|overinterpret|making\s+assum|over-?thinking))|unlikely|(?<!least\s)(?<!least-)"
+    # "the least-wrong option" is the one chosen
+    r"(?:incorrect|wrong)|rather\s+than"
     r"|instead\s+of|unlike|except|as\s+opposed\s+to|rule[sd]?\s+out|eliminat\w*|absent|excluded?|than)\b|n't\b)")
 # uncertainty vetoes its clause (and, in the same sentence, clauses that only hedge: "not sure, maybe C")
 _UNCERTAIN = re.compile(
@@ -206,14 +208,16 @@ _AUDIO_WORDS = re.compile(r"(?i:\b(?:audio|clip|recording|sound\s+file|listen\w*
 #: sentences that commit to an answer in so many words: the only markers that count in an output
 #: whose last sentence was cut off ("the answer is", "I conclude", "Final answer", 答案)
 STRONG_MARKER = re.compile(
-    r"(?i:\b(?:answer|conclu(?:de|ded|sion)|final(?:ly)?|i\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)"
-    r"|(?:correct|right|best)\s+(?:option|choice|answer))\b)|答案")
+    r"(?i:\b(?:answer|conclu(?:de|ded|sion)|final(?:ly)?"
+    r"|i(?:\s+would|\s+will|'d|'ll)?\s+(?:choose|pick|select|go\s+with)|selecting"
+    r"|(?:correct|right|best|closest|least[\s-](?:wrong|bad|incorrect))\s+(?:option|choice|answer))\b)|答案")
 #: sentences that state a conclusion ("Therefore, ...", "the answer is", "**...**", "... fits best", 答案)
 MARKER = re.compile(
     r"(?i:\bso\b(?=\s*,|\s+(?:the|it|this|i|we|my|only)\b)|\b(?:answer|therefore|thus|hence|consequently"
     r"|in\s+conclusion|in\s+summary|overall|final(?:ly)?|conclu(?:de|ded|sion)|i\s+(?:have\s+|'ve\s+)?determined?"
-    r"|most\s+likely|most\s+probably|i\s+think|i\s+believe|i\s+would\s+say|i'd\s+say|i\s+(?:would\s+|will\s+)?"
-    r"(?:choose|pick|select|go\s+with)|(?:would|will|can)\s+(?:categori[sz]e|classify|identify)"
+    r"|most\s+likely|most\s+probably|i\s+think|i\s+believe|i\s+would\s+say|i'd\s+say|i(?:\s+would|\s+will|'d|'ll)?"
+    r"\s+(?:choose|pick|select|go\s+with)|selecting|least[\s-](?:wrong|bad|incorrect)\s+(?:option|choice|answer)"
+    r"|(?:would|will|can)\s+(?:categori[sz]e|classify|identify)"
     r"|(?:correct|right|accurate|best|only)\s+(?:option|choice|answer|classification|description|pairing|fit"
     r"|match|selection|assessment)|best\s+(?:describes|matches|fits)|fits\s+best|closest\s+(?:option|choice|match)"
     r"|(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?(?:most\s+)?(?:correct|right|accurate|plausible|fitting"
@@ -227,8 +231,8 @@ MARKER = re.compile(
 # the answer phrase after an answer statement: "the (most appropriate) answer is X", "Answer: X"
 ANSWER_IS = re.compile(
     r"(?i:\b(?:answer|option|choice)\b[^.!?\n]{0,40}?\b(?:is|would\s+be|should\s+be|will\s+be|seems\s+to\s+be"
-    r"|appears\s+to\s+be|must\s+be)\b\s*:?|\b(?:answer|option|choice)\s*[:=]|\bi\s+(?:would\s+|will\s+)?"
-    r"(?:choose|pick|select|go\s+with)\b)|答案\s*(?:是|为|:|应该是|应为)?|选择?")
+    r"|appears\s+to\s+be|must\s+be)\b\s*:?|\b(?:answer|option|choice)\s*[:=]|\bi(?:\s+would|\s+will|'d|'ll)?"
+    r"\s+(?:choose|pick|select|go\s+with)\b)|答案\s*(?:是|为|:|应该是|应为)?|选择?")
 
 
 def sentence_spans(text: str, content: str | None = None) -> list[tuple[int, int]]:
@@ -280,6 +284,9 @@ class Vetoes:
     #: under a negated lead-in, a sentence that rejects the other options ("The other options, like
     #: X, Y and Z, do not ..."); merged, so that each position is in at most one
     negated_wide: tuple[tuple[int, int], ...] = ()
+    #: with the refusal lifted (``vetoes(..., lift_refusal=True)``), where the last refusal or doubt
+    #: about the audio ends (-1: none): only an answer after it can lift it
+    refusal_end: int = -1
 
     def vetoed_at(self, pos: int) -> str | None:
         for kind, spans in (("negated", self.negated), ("uncertain", self.uncertain),
@@ -290,20 +297,23 @@ class Vetoes:
         return None
 
 
-def vetoes(text: str, masked: str) -> Vetoes:
+def vetoes(text: str, masked: str, lift_refusal: bool = False) -> Vetoes:
     """Vetoes of ``text``; ``masked`` is the same text with quoted speech and option texts blanked
     (so "None of the above" as an option, or a quoted "I'm sorry", never vetoes). One pass per
-    cue kind; a cue's clause is found by bisecting the sorted clause boundaries."""
-    m = next((r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)
-              and not ("access" in r.group(0).lower() and _LINKS_BEFORE.search(masked, max(0, r.start() - 60),
-                                                                              r.start()))), None)
-    if m:
-        return Vetoes(m.group(0), (), ())
+    cue kind; a cue's clause is found by bisecting the sorted clause boundaries.
+    ``lift_refusal``: the vetoes a reader keeps once a committed answer after the refusal has lifted
+    it (the refusal's own clauses stay negated or uncertain), and ``refusal_end``."""
+    refusals = [r for r in _REFUSAL.finditer(masked) if not _answered_after(masked, r)
+                and not ("access" in r.group(0).lower() and _LINKS_BEFORE.search(masked, max(0, r.start() - 60),
+                                                                                r.start()))]
+    end = refusals[-1].end() if refusals else -1
+    if refusals and not lift_refusal:
+        return Vetoes(refusals[0].group(0), (), ())
     neg = [c.start() for c in _NEGATION.finditer(masked)]
     unc = [c.start() for c in _UNCERTAIN.finditer(masked)]
     conceded = [c.start() for c in _CONCEDED.finditer(masked)]
     if not (neg or unc or conceded):
-        return Vetoes(None, (), ())
+        return Vetoes(None, (), (), refusal_end=end)
     wide = [m.span("items") for m in _LIST_AFTER_LEAD_IN.finditer(masked)
             if _NEGATION.search(masked, m.start(), m.start("items"))]
     sent_cuts = [0]
@@ -321,7 +331,9 @@ def vetoes(text: str, masked: str) -> Vetoes:
         s, e = around(pos, sent_cuts)
         a, b = around(pos, cuts)
         if _AUDIO_WORDS.search(masked, a, b):
-            return Vetoes(masked[a:b].strip(), (), ())
+            if not lift_refusal:
+                return Vetoes(masked[a:b].strip(), (), ())
+            end = max(end, b)
         uncertain.add((a, b))
         # clauses of the same sentence that only hedge ("not sure, maybe C") are uncertain too
         k = bisect_right(cuts, s)
@@ -348,7 +360,8 @@ def vetoes(text: str, masked: str) -> Vetoes:
         c = around(m.start(), cuts)[0]
         if _NEGATION.search(masked, c, e):
             wide.append((c, e))
-    return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)), _merged(wide))
+    return Vetoes(None, tuple(sorted(negated)), tuple(sorted(uncertain)), _merged(wide), refusal_end=end)
+
 
 
 def _negated_span(masked: str, pos: int, clause: tuple[int, int], sentence_start: int) -> tuple[int, int]:

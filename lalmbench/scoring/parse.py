@@ -36,8 +36,9 @@ degenerate repetition loop is unparseable unless the loop collapses to an explic
 Vetoes are scoped: a negation vetoes the options named in its own clause only ("There are no other
 sounds, so it is most likely a hair dryer" reads the hair dryer); an uncertainty phrase vetoes its
 clause (and hedging clauses of the same sentence: "not sure, maybe C"); a refusal of the task
-("I'm sorry", "as an AI", "I cannot hear the audio") vetoes the whole output, so a guess after a
-refusal is never credited; quoted speech and option texts never veto.
+("I'm sorry", "as an AI", "I cannot hear the audio") vetoes the whole output unless a committed
+answer naming one option follows it (a guess after a refusal is never credited); quoted speech and
+option texts never veto.
 
 When the prompt showed no option labels (``labels_shown=False``), the label stages are off and
 option texts that are letters or notes (``C``, ``G#``) are read as texts.
@@ -46,9 +47,17 @@ Deliberately unparseable (``reason`` says which): several different labels witho
 answer statement ("A or B", "(A) ... (C)"), a negated label ("the answer is not B"), explicit answer
 statements that disagree, a label followed by another option's text anywhere ("Answer: (B) a
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
-a conclusion that names several options or only negated ones, refusals.
+a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.3.0 rules from round 7 (MMAU-Pro outputs of one model on real audio and on white noise, options
+Changelog: 2.4.0 (issue 38's families): a refusal or doubt is lifted by a later committed answer naming one
+option ("I cannot directly access the audio, but ... The answer is B", "None of the choices ... Selecting
+\"violin\" as the least-wrong option"), generalising the pick of the options' own non-answer; a hedged,
+negated or withdrawn pick, or a refusal after the pick, stays a non-answer; an option that is a negation
+word stated as the answer ("The answer is No") is that option; after an answer phrase, a later sentence
+that only widens its option ("percussion and bass" after "Answer: percussion") is description, and MMAU's
+word match may not read another option over an answer phrase; an option text opening with a label
+("A:7/1") is no label; a JSON object closing the output is an answer slot, and a JSON answer field may
+hold a label. 2.3.0 rules from round 7 (MMAU-Pro outputs of one model on real audio and on white noise, options
 numbered ``1)``): a list item whose bold heading names an option it then describes ("* **Flanger:** Creates
 a sweeping sound", "Let's look at why the other options are less likely: * **1) ...** ...") is no
 conclusion and contradicts no answer; options named inside a quotation after the answer are its evidence;
@@ -113,12 +122,13 @@ from functools import lru_cache
 from typing import Sequence
 
 from lalmbench.scoring import answer_labels as al
+from lalmbench.scoring import answer_slots as sl
 from lalmbench.scoring import answer_text as at
 from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.3.0"
+PARSER_VERSION = "2.4.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -128,7 +138,7 @@ STATUSES: tuple[str, ...] = STAGES + ("unparseable", "empty", "error", "non-answ
 #: no model's answer to a multiple-choice question is 64 KB of text, and it bounds the cost
 MAX_ANSWER_CHARS = 65_536
 #: label-pattern reasons that are explicit answer statements (they decide on their own)
-EXPLICIT: tuple[str, ...] = ("answer-is", "i-choose", "answer-cjk", "boxed", "answer-tag", "is-final")
+EXPLICIT: tuple[str, ...] = ("answer-is", "i-choose", "answer-cjk", "boxed", "answer-tag", "is-final", "answer-json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +174,9 @@ class _Conclusion:
     hard: bool = False
     pos: int = -1
     cut: bool = False
+    #: the option an answer phrase ("Answer: X", "the answer is X") names, even where a later sentence
+    #: blocks it: MMAU's word match may not read another option over it
+    stated: str | None = None
 
 
 _ANSWER_TAG = re.compile(rf"<(?P<t>{al.ANSWER_TAG_NAMES})>(?P<c>[^<]{{0,2000}})</(?P=t)>", re.IGNORECASE)
@@ -217,16 +230,17 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
                 v: at.Vetoes, labels_shown: bool = True) -> _Conclusion | None:
     if not sentences:
         return None
+    explicit = False
     blocks = {lab for m in _ANSWER_TAG.finditer(text)
               for lab in ot.named_options(text, *m.span("c"), phrases, v).asserted}
     if len(blocks) > 1:
         return _Conclusion(None, f"answer tags name different options ({sorted(blocks)})", hard=True)
-    tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text)
+    tag = _last(_ANSWER_TAG, text) or _last(_BOXED, text) or sl.json_slot(text)
     marked = True
     if tag is not None:
         a, b = tag.span("c")
         k = next((i for i, (s, e) in enumerate(sentences) if s <= a < e or a < s), len(sentences) - 1)
-        where = "answer tag" if tag.re is _ANSWER_TAG else "boxed answer"
+        where = {_ANSWER_TAG: "answer tag", _BOXED: "boxed answer"}.get(tag.re, "JSON answer")
     else:
         cut = _cut_off(text)
         if cut:
@@ -245,7 +259,7 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
                 # "... points toward electronic dance elements. This isn't folk. It's definitely got
                 # a club-ready beat." concludes in the first of them
                 k = next((i for i in reversed(marks)
-                          if ot.named_options(text, *_statement(masked, sentences, i), phrases, v).asserted
+                          if ot.named_options(text, *_statement(text, masked, sentences, i), phrases, v).asserted
                           and not _opens_list(text, masked, sentences, i, phrases)), k)
             where = "final answer statement"
         elif cut:
@@ -253,14 +267,14 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         else:
             k, marked = len(sentences) - 1, False
             where = "final sentence" if len(sentences) > 1 else "one-sentence answer"
-        a, b = _statement(masked, sentences, k)
+        a, b = _statement(text, masked, sentences, k)
         if b > sentences[k][1]:
             k += 1
         ans = _last(at.ANSWER_IS, masked[a:b])
         # where the answer phrase ends (its trailing blanks may be a quoted or blanked option text)
         after = a + ans.start() + len(ans.group(0).rstrip()) if ans is not None else b
         if ans is not None and ot.find_options(text, after, b, phrases):
-            a = after
+            a, explicit = after, True
         elif ans is not None and "answer" in ans.group(0).lower() and _WORDS_AFTER.match(text, after, b):
             # "the correct answer is \"eleven\"": an answer, but not one of the options
             return _Conclusion(None, f"{where} gives an answer that is no option "
@@ -312,14 +326,25 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         named_later = ot.named_options(text, s, e, phrases, v)
         later = {lab for lab, oa, ob in named_later.spans if lab in named_later.asserted
                  and not any(qa <= oa and ob <= qb for qa, qb in quotes)}
+        if explicit and not at.MARKER.search(masked, s, e) and _widens(later - {label}, label, phrases):
+            # "Answer: percussion\nThe instruments are percussion and bass.": a description that adds to the
+            # answer's option, not another answer
+            continue
         if later - {label}:
             return _Conclusion(None, f"{where} names {label} but a later sentence names {sorted(later - {label})}",
-                               hard=True)
+                               hard=True, stated=label if explicit else None)
     if not marked and len(sentences) > 1:
         for s, e in sentences[:k]:
             if ot.named_options(text, s, e, phrases, v).asserted - {label}:
                 return _Conclusion(None, "several options named and no answer statement")
-    return _Conclusion(label, where, pos=pos)
+    return _Conclusion(label, where, pos=pos, stated=label if explicit else None)
+
+
+def _widens(others: set[str], label: str, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether every option in ``others`` holds all the words of option ``label`` and more
+    ("percussion and bass" for "percussion")."""
+    words = {p.label: set(p.words) for p in phrases}
+    return bool(others) and all(words[label] < words[o] for o in others)
 
 
 _BUT = re.compile(r"(?i:\b(?:but|however|yet|whereas)\b)")
@@ -368,11 +393,12 @@ _LEAD_IN = re.compile(r"(?i:\b(?:is|are|be|as|was)\s*:\s*$)")
 _SO_START = re.compile(r"[\s*>-]*(?i:so)\b(?!\s+(?:much|many|far|that)\b)")
 
 
-def _statement(masked: str, sentences: list[tuple[int, int]], k: int) -> tuple[int, int]:
+def _statement(text: str, masked: str, sentences: list[tuple[int, int]], k: int) -> tuple[int, int]:
     """Sentence ``k``, and the next one where it ends in a colon ("Therefore, the correct answer
-    is:\n\n* Woman": the statement goes on on the next line)."""
+    is:\n\n* Woman": the statement goes on on the next line; "Answer: percussion" ends in an option
+    text, blanked in ``masked``)."""
     a, b = sentences[k]
-    if masked[a:b].rstrip().endswith(":") and k + 1 < len(sentences):
+    if masked[a:b].rstrip().endswith(":") and text[a:b].rstrip().endswith(":") and k + 1 < len(sentences):
         b = sentences[k + 1][1]
     return a, b
 # "* **Flanger:** Creates a sweeping sound": a list item whose bold heading is an option it goes on to
@@ -492,7 +518,7 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
 
 #: the files whose code decides a score: a change to any of them re-scores every run
 SCORER_FILES = ("scoring/parse.py", "scoring/answer_labels.py", "scoring/answer_text.py", "scoring/option_text.py",
-                "scoring/mcq.py")
+                "scoring/answer_slots.py", "scoring/mcq.py")
 
 
 @lru_cache(maxsize=1)
@@ -607,7 +633,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 
     phrases = ot.option_phrases(opts)
     occurrences = ot.find_options(text, 0, len(text), phrases)
-    ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2]
+    ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2] \
+        + sl.stated_negation_words(text, occurrences, opts)
     tags = [m.span() for m in _TAG.finditer(text)]
     # quoted speech and option texts blanked; markup tags turned into line breaks
     masked = at.blank(at.blank(text, at.quoted_spans(text) + ospans), tags, "\n")
@@ -616,8 +643,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
     sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
     v = at.vetoes(text, masked)
 
-    if v.refusal and "label-pattern" in stages:
-        res = _refusal_then_own_non_answer(text, masked, opts, phrases, labels_shown)
+    if v.refusal:
+        res = _pick_after_refusal(text, masked, sentences, opts, phrases, occurrences, v.refusal, stages, labels_shown)
         if res is not None:
             return res
 
@@ -662,7 +689,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 
     if "token-set" in stages and not cut and not (concl is not None and concl.cut):
         res = _token_set(text, opts, v)
-        if res is not None:
+        if res is not None and (concl is None or concl.stated in (None, res.label)):
             return res
 
     if "conclusion" in stages and concl is not None:
@@ -682,7 +709,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
             # no option text anywhere, but the final statement may still say which one
             marks = [i for i, (s, e) in enumerate(sentences) if at.MARKER.search(masked, s, e)]
             k = marks[-1] if marks else len(sentences) - 1
-            a, b = _statement(masked, sentences, k)
+            a, b = _statement(text, masked, sentences, k)
             read = _statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
             if read is not None and not at.hedged(masked, a, b, read[1]):
                 return ParseResult(read[0], "conclusion", f"final statement, {read[2]}")
@@ -731,36 +758,44 @@ def _label_is_other_text(text: str, lr: al.LabelRead, opts: tuple[tuple[str, str
     return others[0]
 
 
-# an option that is itself a non-answer: the benchmark's "I don't know" choice
-_NON_ANSWER_OPTION = re.compile(r"(?i:\W*(?:i\s+(?:do\s+not|don't)\s+(?:know|have\s+(?:an?|the|enough)\s+(?:answer"
-                                r"|information))|not\s+enough\s+information|none\s+of\s+the\s+above|cannot\s+be"
-                                r"\s+determined|unknown)\b)")
-# an answer statement after a refusal: "So, the correct choice is", "My response is", "I'll choose"
-_PICKS = re.compile(r"(?i:\b(?:answer|choice|option|response)\b[^.!?\n]{0,40}?\b(?:is|would\s+be)\b\s*:?"
-                    r"|\bi(?:'ll|\s+will|\s+would)?\s+(?:choose|pick|select|go\s+with)\b)")
-# what an answer phrase may be followed by before the option it picks: "is: A. ...", "is (A) ..."
-_PICKED_LABEL = re.compile(r"[\s*\"'“:]*\(?(?P<l>[A-J])(?:[).:]|\s*$|\s+(?=\S))")
+def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple[tuple[str, str], ...],
+                        phrases: Sequence[ot.OptionPhrase], occurrences: list, refusal: str, stages: tuple[str, ...],
+                        labels_shown: bool) -> ParseResult | None:
+    """A refusal or doubt followed by a committed answer statement that names one option is that
+    option ("I cannot directly access the audio, but the analysis tool reports a dog. The answer is
+    B"; "None of the choices properly reflect the style. Selecting \"violin\" as the least-wrong
+    option"; "I'm sorry, I don't have that information. So, the correct choice is A. I do not have an
+    answer"). Committed: after the last refusal or doubt about the audio, in a sentence that states an
+    answer in so many words, neither hedged ("I'd guess B") nor negated, and not contradicted. The
+    output is then read with the refusal's own clauses negated or doubted; without such a pick it
+    stays a non-answer. A pick of the options' own non-answer ("I do not have an answer") agrees with
+    the refusal wherever the refusal stands."""
+    v = at.vetoes(text, masked, lift_refusal=True)
+    own = {lab for lab, t in opts if sl.NON_ANSWER_OPTION.match(t)}
+    why = f"after {refusal.strip()[:40]!r}"
 
+    def after(label: str, pos: int) -> bool:
+        return pos > v.refusal_end or label in own
 
-def _refusal_then_own_non_answer(text: str, masked: str, opts: tuple[tuple[str, str], ...],
-                                 phrases: Sequence[ot.OptionPhrase], labels_shown: bool) -> ParseResult | None:
-    """"I'm sorry, but I don't have that information ... So the correct choice is A. I do not have an
-    answer": a refusal or doubt that ends in an answer statement picking the options' own
-    non-answer is that option (the refusal agrees with it). Any other pick after a refusal stays a
-    guess, never credited."""
-    own = {lab for lab, t in opts if _NON_ANSWER_OPTION.match(t)}
-    ans = _last(_PICKS, masked) if len(own) == 1 else None
-    if ans is None:
-        return None
-    end = min(len(text), ans.end() + 200)
-    stop = re.search(r"[.!?](?:\s|$)|\n", text[ans.end():end])
-    named = {lab for lab, _, _ in ot.find_options(text, ans.end(), end, phrases)}
-    m = _PICKED_LABEL.match(text, ans.end(), end) if labels_shown else None
-    picked = named | ({m.group("l")} if m and m.group("l") in dict(opts) else set())
-    if picked != own or (stop and not named and m is None):
-        return None
-    label, = own
-    return ParseResult(label, "label-pattern", "answer-is (the options' own non-answer, after a refusal)")
+    picked = sl.picked(text, masked, sentences, opts, phrases, v, labels_shown)
+    if picked is not None and picked[2] in stages and after(*picked[:2]):
+        return ParseResult(picked[0], picked[2], f"answer-is ({why})")
+    if labels_shown and "label-pattern" in stages:
+        lr = al.label_read(text, opts, phrases, v, bool(occurrences))
+        if lr is not None and (lr.kind == "hard" or (lr.label is not None and _label_is_other_text(text, lr, opts,
+                                                                                                   phrases))) \
+                or _label_slot_with_other_text(text, opts, phrases):
+            return None  # the label and the text disagree, or the label is another option's text
+        if lr is not None and lr.label is not None and after(lr.label, lr.pos) \
+                and sl.committed(masked, sentences, lr.pos, v) \
+                and not (occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
+            return ParseResult(lr.label, "label-pattern", f"{lr.reason} ({why})")
+    if occurrences and "conclusion" in stages:
+        concl = _conclusion(text, masked, sentences, phrases, v, labels_shown)
+        if concl is not None and concl.label is not None and after(concl.label, concl.pos) \
+                and sl.committed(masked, sentences, concl.pos, v):
+            return ParseResult(concl.label, "conclusion", f"{concl.reason} ({why})")
+    return None
 
 
 # "option A", "choice 3", "the last option": a reference to an option by its place

@@ -149,3 +149,102 @@ def test_the_scorer_fingerprint_covers_every_scoring_module_the_parser_reads():
                     [a.name for a in node.names]
                 todo += [f"scoring/{n}.py" for n in names if f"scoring/{n}.py" not in seen]
     assert seen <= set(SCORER_FILES) and "scoring/answer_labels.py" in seen
+
+
+def _opts(*texts):
+    return [{"label": "ABCDEFGH"[i], "text": t} for i, t in enumerate(texts)]
+
+
+YN = _opts("Yes", "No")
+ANIMALS = _opts("Cat", "Dog", "Bird")
+STRINGS = _opts("Piano", "Violin", "Flute")
+PERC = _opts("percussion", "percussion and bass", "bass")
+CHORDS = _opts("C#:maj", "A:7/1", "G:min/b3", "Bm")
+# issue 38's families (2.4.0): (why, raw, options, labels shown, label, status or None)
+RULES_2_4 = [
+    # an option that is a negation word, stated as the answer, is that option
+    ("'The answer is No' after reasoning", "Let me think. The speaker sounds calm.\nThe answer is No", YN, True, "B",
+     None),
+    ("'The answer is No' after a negated sentence", "Based on the audio, there is no dog barking. The answer is No",
+     YN, True, "B", None),
+    ("the same with the labels hidden", "Let me think. The speaker sounds calm.\nThe answer is No", YN, False, "B",
+     None),
+    ("'No' beside a 'Not sure' option", "There is no second speaker in the recording. The answer is No.",
+     _opts("Yes", "No", "Not sure"), True, "B", None),
+    ("'the answer is not No' stays negated", "The answer is not No.", YN, True, None, "unparseable"),
+    # a committed answer after a refusal or doubt is that answer
+    ("quoted tool output, then the answer", "Tool output: cannot hear the audio directly. Using the transcript, the "
+     "speaker is happy.\nThe answer is A", _opts("Happy", "Sad", "Angry"), True, "A", "label-pattern"),
+    ("'cannot directly access the audio, but the tool reports'", "I cannot directly access the audio, but the "
+     "analysis tool reports a dog. The answer is B", ANIMALS, True, "B", "label-pattern"),
+    ("'As a language model, I cannot determine ... However, option A is the only possible answer'",
+     "As a language model, I cannot determine the exact instrument. However, option A is the only possible answer.",
+     STRINGS, True, "A", "label-pattern"),
+    ("a refusal alone stays a refusal", "I'm sorry, but I cannot hear the audio.", ANIMALS, True, None, "non-answer"),
+    ("a guess after a refusal is no answer", "I can't hear any sound in the clip, so I'd guess B.", ANIMALS, True,
+     None, "non-answer"),
+    ("a hedged answer after a refusal is no answer", "I cannot hear the audio. The answer might be B.", ANIMALS, True,
+     None, "non-answer"),
+    ("a negated answer after a refusal is no answer", "I cannot hear the audio. The answer is not B.", ANIMALS, True,
+     None, "non-answer"),
+    ("a supposition after a refusal is no answer", "There is no audio provided, so I can't answer. If I had to pick, "
+     "B.", ANIMALS, True, None, "non-answer"),
+    ("two labels after a refusal are no pick", "I cannot hear the audio. The answer is B or C.", ANIMALS, True, None,
+     "non-answer"),
+    ("a pick under a supposition after a refusal is no answer", "I cannot hear the audio. If the sound were a bark, "
+     "the answer would be B.", ANIMALS, True, None, "non-answer"),
+    ("a pick that names another option after it is no pick", "None of the options fit. The best option would be Dog, "
+     "though a Cat is possible too.", ANIMALS, True, None, "non-answer"),
+    ("a bare numeral after a refusal that is one option's label and another's text stays ambiguous",
+     "I cannot hear the audio. The answer is 4.", [{"label": str(i + 1), "text": t} for i, t in enumerate("4321")],
+     True, None, "non-answer"),
+    ("the same in a boxed answer", "I cannot hear the audio. Final Answer: $\\boxed{4}$",
+     [{"label": str(i + 1), "text": t} for i, t in enumerate("4321")], True, None, "non-answer"),
+    ("options described after a refusal are no pick", "I'm sorry, I cannot listen to the audio. Option A is a cat, "
+     "option B is a dog.", ANIMALS, True, None, "non-answer"),
+    ("'there is no definite answer' withdraws the pick", "As a language model, the sound is most likely a dog, but "
+     "with the recording unclear, there is no definite answer.", ANIMALS, True, None, "non-answer"),
+    ("a doubt about the audio after the answer withdraws it", "The answer is B. However, I cannot hear the audio "
+     "clearly.", ANIMALS, True, None, "non-answer"),
+    ("the options' own non-answer, then a doubt that agrees with it", "The correct answer is **B. I do not have an "
+     "answer**. It is impossible to determine the speaker's plan based on the audio provided.",
+     _opts("Travel", "I do not have an answer", "Work"), True, "B", "label-pattern"),
+    # a pick after "none of the options"
+    ("'Selecting \"violin\" as the least-wrong option'", "None of the choices properly reflect the style. Selecting "
+     "\"violin\" as the least-wrong option.", STRINGS, False, "B", "conclusion"),
+    ("'I'd choose X' after 'none of the options'", "None of the options match exactly. I'd choose Violin.", STRINGS,
+     True, "B", None),
+    ("'the closest option is X' after 'none of the options'", "None of the options fit well. The closest option is "
+     "Violin.", STRINGS, True, "B", None),
+    ("'none of the options' alone", "None of the options match the sound.", STRINGS, True, None, "non-answer"),
+    # an explicit answer line is not over-read by a later description that widens it
+    ("'Answer: percussion' then 'percussion and bass'", "Answer: percussion\nThe instruments are percussion and bass.",
+     PERC, False, "A", "conclusion"),
+    ("the same with the labels shown", "Answer: percussion\nThe instruments are percussion and bass.", PERC, True, "A",
+     "conclusion"),
+    ("'The answer is percussion.' then 'percussion and bass'", "The answer is percussion. The instruments are "
+     "percussion and bass.", PERC, False, "A", "conclusion"),
+    ("a later sentence naming another option still blocks the answer line", "Answer: percussion\nThe instruments are "
+     "drums and bass.", PERC, False, None, "unparseable"),
+    # option texts with ':', '/', '#', and JSON answers
+    ("a chord whose text opens with a label ('A:7/1')", "The chord played in the audio is A:7/1.", CHORDS, True, "B",
+     None),
+    ("a JSON answer in a code fence after reasoning", "The root is B and the third is D, a minor triad.\n\n```json\n"
+     "{\"chord\": \"Bm\"}\n```", CHORDS, True, "D", "conclusion"),
+    ("a JSON answer after reasoning naming other chords", "The harmony moves between G:min/b3 and Bm, but the held "
+     "chord is C#:maj.\n```json\n{\"answer\": \"C#:maj\", \"confidence\": 0.9}\n```", CHORDS, True, "A", "conclusion"),
+    ("the answer field of a JSON object, not its reasoning", "{\"reasoning\": \"It has a minor third, not the "
+     "major C#:maj.\", \"answer\": \"Bm\"}", CHORDS, False, "D", "conclusion"),
+    ("a JSON answer field holding a label", "Dominant seventh on A.\n```json\n{\"answer\": \"B\"}\n```", CHORDS, True,
+     "B", "label-pattern"),
+    ("the same with the labels hidden is no answer", "Dominant seventh on A.\n```json\n{\"answer\": \"B\"}\n```",
+     CHORDS, False, None, "unparseable"),
+]
+
+
+@pytest.mark.parametrize("why,raw,options,shown,label,status", RULES_2_4, ids=[c[0] for c in RULES_2_4])
+def test_rules_of_2_4(why, raw, options, shown, label, status):
+    res = parse_answer(raw, options, labels_shown=shown)
+    assert res.label == label, res.reason
+    if status is not None:
+        assert res.status == status, res.reason

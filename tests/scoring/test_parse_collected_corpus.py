@@ -57,8 +57,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     assert t.wrong == 0 and t.over == 0
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
-    # launched"), one a later sentence's "10" that is no answer; round 9's four are two paraphrased
-    # conclusions, a pick after "As a language model, I cannot", and a pick after "None of the choices"
+    # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
     assert t.agreement >= (0.97 if labels in ("labels_round7.jsonl", "labels_round8.jsonl",
                                               "labels_round9.jsonl") else 0.98)
 
@@ -204,10 +203,13 @@ RULES_2_3 = [
     ("the correct choice for a long subject is: a label", "The correct choice for the medium used for TV "
      "transmission is:A. Radio waves.", _opts("Radio waves", "Bluetooth", "Wi-Fi", "I do not have an answer"), "A",
      None),
-    ("a refusal, then a pick of a content option, stays a refusal",
-     "I'm sorry, but I cannot hear the audio. So, the correct choice is C. Their dad.", SH, None, "non-answer"),
-    ("a refusal with no non-answer option to pick stays a refusal",
-     "I'm sorry, but I cannot hear the audio. The correct choice is A.", SOUNDS, None, "non-answer"),
+    # 2.4: a committed pick of any option after a refusal is that option (the grader's rule, issue 38)
+    ("a refusal, then a committed pick of a content option, is that option",
+     "I'm sorry, but I cannot hear the audio. So, the correct choice is C. Their dad.", SH, "C", "label-pattern"),
+    ("a refusal, then a pick, with no non-answer option", "I'm sorry, but I cannot hear the audio. The correct "
+     "choice is A.", SOUNDS, "A", "label-pattern"),
+    ("a refusal, then a guess, stays a refusal", "I'm sorry, but I cannot hear the audio. I'd guess C. Their dad.",
+     SH, None, "non-answer"),
 ]
 
 
@@ -318,12 +320,12 @@ def test_rules_of_round_7_on_the_outputs_that_called_for_them(why, case, label, 
 
 
 @pytest.mark.parametrize("raw", [
-    "I'm sorry, but I cannot hear the music. The answer is B.",
-    "There is no audio. The answer is B.",
+    "I'm sorry, but I cannot hear the music.",
+    "There is no audio. It might be B.",
     "I can't hear any sound in the clip, so I'd guess B.",
-    "I cannot access the audio file. The answer is B.",
+    "The answer is B. I cannot access the audio file, though.",
 ])
-def test_refusals_of_the_audio_itself_still_veto_the_whole_output(raw):
+def test_refusals_of_the_audio_itself_without_a_committed_answer_after_them_veto_the_whole_output(raw):
     assert parse_answer(raw, SOUNDS).status == "non-answer"
 
 

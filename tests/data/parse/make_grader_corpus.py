@@ -139,10 +139,18 @@ class Corpus:
                  "None of the options match the sound.", "I'm unable to listen to the recording, but {x} seems "
                  "plausible.", "I'm not sure what the sound is; I can't tell from the audio.",
                  "Sorry, as a text-based model I do not have the ability to hear audio."]
+        # a refusal followed by an answer stated in so many words (not hedged, not supposed) is that
+        # answer, as the blind rounds of the collected corpus grade it ("a pick after a refusal or
+        # doubt that names one option is that option"); a guess or a supposition stays no answer
+        picks = {0, 4}
         for t in range(n):
             ch, o, i, j, k = self.pick()
-            self.add("refusals", forms[t % len(forms)].format(x=ch[i], l=L[i]), o, None,
-                     "refuses the task (a guess after a refusal is not an answer)")
+            if t % len(forms) in picks:
+                self.add("refusals", forms[t % len(forms)].format(x=ch[i], l=L[i]), o, L[i],
+                         "a refusal, then an answer stated in so many words: that answer")
+            else:
+                self.add("refusals", forms[t % len(forms)].format(x=ch[i], l=L[i]), o, None,
+                         "refuses the task, or only guesses after the refusal: no answer")
 
     def hedges(self, n: int) -> None:
         forms = ["It could be {x} or {y}.", "Either ({l}) or ({m}).", "I'm not sure, maybe {x}.",
