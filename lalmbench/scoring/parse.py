@@ -457,6 +457,25 @@ def _unique(matches: list[str], stage: str, what: str) -> ParseResult | None:
     return None
 
 
+#: the words by which "Not affected by sour" differs from "Affected by sour" (``n't`` splits off a ``t``)
+_NEGATION_TOKENS = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "t", "non", "without"})
+
+
+def _negation_told_apart(text: str, lab: str, opt_tokens: list[tuple[str, frozenset]], pred: frozenset,
+                         options: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the one token-set match differs from another option whose words the output also
+    holds only by a negation word, and the output never says the match as a phrase: a "not" from
+    elsewhere in the output ("shouting 'Not food!' ... affected by something sour") must not turn
+    "Affected by sour" into "Not affected by sour"."""
+    toks = dict(opt_tokens)[lab]
+    rivals = [other for other_lab, other in opt_tokens
+              if other_lab != lab and other and other < toks and other <= pred and toks - other <= _NEGATION_TOKENS]
+    if not rivals:
+        return False
+    phrase = [p for p in ot.option_phrases(options) if p.label == lab]
+    return not ot.find_options(text, 0, len(text), phrase)
+
+
 def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) -> ParseResult | None:
     pred = tokens(text)
     if not pred:
@@ -479,6 +498,8 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
             matches.append(lab)
     if len(matches) > 1 and len({dict(opt_tokens)[lab] for lab in matches}) == 1:
         return None  # "From near to far" / "From far to near": the same words, only their order tells
+    if len(matches) == 1 and _negation_told_apart(text, matches[0], opt_tokens, pred, options):
+        return None
     res = _unique(matches, "token-set", "mmau-token-set")
     if res is not None and res.label is not None:
         own = dict(opt_tokens)[res.label] - ot.ARTICLES
