@@ -149,3 +149,16 @@ def test_the_scorer_fingerprint_covers_every_scoring_module_the_parser_reads():
                     [a.name for a in node.names]
                 todo += [f"scoring/{n}.py" for n in names if f"scoring/{n}.py" not in seen]
     assert seen <= set(SCORER_FILES) and "scoring/answer_labels.py" in seen
+
+
+SOUR = [{"label": "A", "text": "Not affected by sour"}, {"label": "B", "text": "Affected by sour"}]
+
+
+@pytest.mark.parametrize("raw,label", [
+    ("So it appears the person was not affected by the sour at all.", "A"),
+    ("So it appears the person was clearly affected by the sour.", "B"),
+    # a "Not" elsewhere does not make it the negated option
+    ("They shout \"Not food!\" and it appears the person was affected by something sour.", "B"),
+])
+def test_options_told_apart_by_a_negation_word_are_read_only_where_the_output_says_which(raw, label):
+    assert parse_answer(raw, SOUR).label == label
