@@ -222,6 +222,9 @@ def _contrast(a: ot.OptionPhrase, b: ot.OptionPhrase) -> bool:
 
 # words two options can share without one being a variant of the other ("Leaping between surfaces" /
 # "Flying between trees")
+#: negation words as option-text words ("doesn't" is "doesn" and "t"): what tells "Not affected by sour"
+#: from "Affected by sour"
+_NEGATION_WORDS = frozenset({"not", "no", "never", "t", "cannot", "nor", "neither", "none", "without", "non"})
 _FUNCTION_WORDS = ot.ARTICLES | {"of", "to", "in", "on", "at", "by", "for", "with", "from", "between", "and", "or",
                                  "is", "are", "it", "its", "his", "her", "their", "as"}
 
@@ -483,6 +486,21 @@ def _unique(matches: list[str], stage: str, what: str) -> ParseResult | None:
     return None
 
 
+def _negation_told_apart(text: str, lab: str, opt_tokens: list[tuple[str, frozenset]], pred: frozenset,
+                         options: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the one token-set match differs from another option whose words the output also
+    holds only by a negation word, and the output never says the match as a phrase: a "not" from
+    elsewhere in the output ("shouting 'Not food!' ... affected by something sour") must not turn
+    "Affected by sour" into "Not affected by sour"."""
+    toks = dict(opt_tokens)[lab]
+    rivals = [other for other_lab, other in opt_tokens
+              if other_lab != lab and other and other < toks and other <= pred and toks - other <= _NEGATION_WORDS]
+    if not rivals:
+        return False
+    phrase = [p for p in ot.option_phrases(options) if p.label == lab]
+    return not ot.find_options(text, 0, len(text), phrase)
+
+
 def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) -> ParseResult | None:
     pred = tokens(text)
     if not pred:
@@ -505,6 +523,8 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
             matches.append(lab)
     if len(matches) > 1 and len({dict(opt_tokens)[lab] for lab in matches}) == 1:
         return None  # "From near to far" / "From far to near": the same words, only their order tells
+    if len(matches) == 1 and _negation_told_apart(text, matches[0], opt_tokens, pred, options):
+        return None
     res = _unique(matches, "token-set", "mmau-token-set")
     if res is not None and res.label is not None:
         own = dict(opt_tokens)[res.label] - ot.ARTICLES
@@ -829,12 +849,16 @@ def _statement_reading(text: str, masked: str, a: int, b: int, phrases: Sequence
         read = _place_reference(text, masked, sentences, phrases, v)
         if read is not None:
             return read
-    words = {ot.stem(w) for w in re.findall(r"\w+", masked[a:b].lower())}
+    said = {ot.stem(w) for w in re.findall(r"\w+", masked[a:b].lower())}
+    words = set(said)
     for s, e in v.negated + v.negated_wide:
         if s < b and e > a:
             words -= {ot.stem(w) for w in re.findall(r"\w+", masked[max(s, a):min(e, b)].lower())}
-    own = {p.label: set(p.words) - _FUNCTION_WORDS for p in phrases}
-    hits = [lab for lab, ws in own.items() if len(ws) >= 2 and ws <= words
+    # a possessive's "s" is no content word ("their luggage" says "First speaker's luggage")
+    own = {p.label: set(p.words) - _FUNCTION_WORDS - {"s"} for p in phrases}
+    # an option whose own words hold the negation ("... doesn't care enough about her") is said by a
+    # clause with that negation: its words count although the clause is negated
+    hits = [lab for lab, ws in own.items() if len(ws) >= 2 and ws <= (said if ws & _NEGATION_WORDS else words)
             and not any((other - ws) & words for o, other in own.items() if o != lab and other != ws)]
     if len(hits) == 1:
         return hits[0], a, "all the words of one option"

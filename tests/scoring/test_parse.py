@@ -248,3 +248,16 @@ def test_rules_of_2_4(why, raw, options, shown, label, status):
     assert res.label == label, res.reason
     if status is not None:
         assert res.status == status, res.reason
+
+
+SOUR = [{"label": "A", "text": "Not affected by sour"}, {"label": "B", "text": "Affected by sour"}]
+
+
+@pytest.mark.parametrize("raw,label", [
+    ("So it appears the person was not affected by the sour at all.", "A"),
+    ("So it appears the person was clearly affected by the sour.", "B"),
+    # a "Not" elsewhere does not make it the negated option
+    ("They shout \"Not food!\" and it appears the person was affected by something sour.", "B"),
+])
+def test_options_told_apart_by_a_negation_word_are_read_only_where_the_output_says_which(raw, label):
+    assert parse_answer(raw, SOUR).label == label

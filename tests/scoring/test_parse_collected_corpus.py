@@ -302,6 +302,15 @@ RULES_ROUND_7 = [
     ("'<C>two</C>' with A 'two': the same slot, ungraded", "qwen_omni_xml-0432", None, "unparseable"),
     ("'The other options, like a frog, dog, or sheep, do not ...' after 'the typical sound made by a cow'",
      "qwen_omni_xml-0489", "C", "conclusion"),
+    # found by round 10 (graded blind after all the rules above; its cases below are graded)
+    ("a 'Not food!' quoted elsewhere does not make 'Affected by sour' into 'Not affected by sour'",
+     "qwen3_omni_thinking-0006", None, "unparseable"),
+    ("an option holding its own negation is said by the negated clause ('he doesn't care enough about her')",
+     "salmonn_mmar-0474", "D", "conclusion"),
+    ("a possessive's 's' is no content word ('their luggage did not come out' for 'First speaker's luggage ...')",
+     "steering_alms_mmau-0125", "A", "conclusion"),
+    # ungraded outputs whose reads the round-10 rules changed
+    ("'0.78 seconds' for '0.78 s'", "steering_alms_mmau-0185", "A", "conclusion"),
     # with two options an explanation naming both in order ('below ... from above') is no echo: unread
     ("two options named in order after the answer are not taken for a copied list", "mmau_pro_audio_noise-0843",
      None, None),
