@@ -447,6 +447,11 @@ def non_answer(text: str) -> str | None:
 _REQUEST_CHARS = 600
 
 
+# "Given the constraints of available choices, Choice A aligns best": an option picked by its label
+_LABEL_PICKED = re.compile(r"(?i:\b(?:option|choice)\s*\(?[A-J1-9]\)?\s+(?:aligns|fits|matches|is|seems|appears)"
+                           r"\s+(?:to\s+be\s+)?(?:the\s+)?(?:best|most\s+closely|closest|correct|right|most\s+reasonable)\b)")
+
+
 def _answered_after(masked: str, refusal: re.Match) -> bool:
     """Whether "none of the options match exactly" is followed by an answer statement ("... the
     closest is ... The answer is (B)"): then it only negates its clause, it refuses nothing."""
@@ -454,7 +459,7 @@ def _answered_after(masked: str, refusal: re.Match) -> bool:
         return False
     return any("answer" in ans.group(0).lower()
                and not re.match(r"[\s*\"':]*(?i:none|neither|n/?a)\b", masked[ans.end():ans.end() + 20])
-               for ans in ANSWER_IS.finditer(masked, refusal.end()))
+               for ans in ANSWER_IS.finditer(masked, refusal.end())) or bool(_LABEL_PICKED.search(masked, refusal.end()))
 
 
 def refusal_kind(refusal: str) -> str:

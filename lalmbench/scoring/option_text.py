@@ -111,6 +111,10 @@ class OptionPhrase:
         return len(self.raw) <= 2
 
 
+#: a unit an output may abbreviate where the option spells it out (stemmed words -> the abbreviation)
+_ABBREVIATIONS = {("beat", "per", "minute"): "bpm"}
+
+
 @lru_cache(maxsize=1 << 16)
 def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     """(stemmed content words, raw text, compiled pattern) of one option text, cached per text:
@@ -138,6 +142,12 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)
 
     pattern = _literal_first(_forms(first)) + body(rest)
+    for run, short in _ABBREVIATIONS.items():
+        k = next((i for i in range(len(content) - len(run) + 1) if content[i:i + len(run)] == run), None)
+        if k is not None:
+            # "57.0 bpm" says "57.0 beats per minute"
+            first_a, *rest_a = content[:k] + (short,) + content[k + len(run):]
+            pattern = f"(?:{pattern}|{_literal_first(_forms(first_a))}{body(rest_a)})"
     if first in SUBJECT_PRONOUNS and len(rest) >= 4:
         # a restated option names its subject ("The man can't be back ..." for "He can't be back ...")
         pattern = f"(?:{pattern}|{_literal_first(_forms(rest[0]))}{body(rest[1:])})"

@@ -57,7 +57,12 @@ word stated as the answer ("The answer is No") is that option; after an answer p
 that only widens its option ("percussion and bass" after "Answer: percussion") is description, and MMAU's
 word match may not read another option over an answer phrase; an option text opening with a label
 ("A:7/1") is no label; a JSON object closing the output is an answer slot, and a JSON answer field may
-hold a label. 2.3.0 rules from round 7 (MMAU-Pro outputs of one model on real audio and on white noise, options
+hold a label. From rounds 10 and 11 (blind rounds of released outputs): an option told from another only by
+a negation word is read by MMAU's word match only where the output says it as a phrase; an option whose own text
+is negated ("doesn't care enough") is said by a negated clause; a closing line that is one option's whole text
+(its own label may lead it) concludes after a marked sentence that names none; an answer-first sentence followed
+by sentences that only explain it is the answer; "Choice A aligns best" lifts "none of the choices"; "57.0
+bpm" says "57.0 beats per minute". 2.3.0 rules from round 7 (MMAU-Pro outputs of one model on real audio and on white noise, options
 numbered ``1)``): a list item whose bold heading names an option it then describes ("* **Flanger:** Creates
 a sweeping sound", "Let's look at why the other options are less likely: * **1) ...** ...") is no
 conclusion and contradicts no answer; options named inside a quotation after the answer are its evidence;
@@ -255,6 +260,10 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
                  and (marker.search(masked, s, e) or (not cut and _SO_START.match(masked, s, e))
                  or (not cut and _LEAD_IN.search(masked, s, e) and i + 1 < len(sentences)
                      and len({lab for lab, _, _ in ot.find_options(text, *sentences[i + 1], phrases)}) == 1))]
+        if marks and marks[-1] < len(sentences) - 1 and _is_option_text(text, sentences[-1], phrases):
+            # "Therefore, the patterns are not the same.\n\nNo, these are not the same exact drum set
+            # patterns.": a closing line that is one option's whole text is the answer
+            marks.append(len(sentences) - 1)
         if marks:
             k = marks[-1]
             if not at.ANSWER_IS.search(masked, *sentences[k]):
@@ -270,6 +279,12 @@ def _conclusion(text: str, masked: str, sentences: list[tuple[int, int]], phrase
         else:
             k, marked = len(sentences) - 1, False
             where = "final sentence" if len(sentences) > 1 else "one-sentence answer"
+            # "Based on the given audio, it is likely that a person is mowing the grass. The sound of a lawn
+            # mower is consistent with this activity.": an answer first, and sentences that only explain it
+            named_at = [i for i, (s, e) in enumerate(sentences) if ot.named_options(text, s, e, phrases, v).asserted]
+            if named_at == [0] and k > 0 and not _SUPPOSES.search(masked, *sentences[0]) and not _TAG.search(text):
+                k = 0
+                where = "answer-first sentence"
         a, b = _statement(text, masked, sentences, k)
         if b > sentences[k][1]:
             k += 1
@@ -355,6 +370,25 @@ _BUT = re.compile(r"(?i:\b(?:but|however|yet|whereas)\b)")
 _WALK_THROUGH = re.compile(r"[\s*>-]*(?i:(?:let\s+me\s+|let's\s+)?(?:double-?check|check|go\s+through|look\s+at"
                            r"|looking\s+at|review|reviewing|consider|considering)\s+(?:all|each\s+of|every\s+one\s+of"
                            r"|the\s+other)?\s*(?:the\s+)?(?:options|choices)(?:\s+again)?\s*:)")
+
+
+# "If they think she is smarter, then they may not ...": a supposition or a possibility, no statement
+_SUPPOSES = re.compile(r"(?i:\b(?:if|may|might|could|would|perhaps|possibly|maybe|depends?|whether)\b)")
+
+
+def _is_option_text(text: str, sentence: tuple[int, int], phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether a sentence is, word for word, one option's whole text (a long one: "No, these are not
+    the same exact melody.")."""
+    s, e = sentence
+    said = normalise_text(text[s:e])
+    same = [p for p in phrases if len(p.raw) > 2 and normalise_text(p.raw) == said]
+    if len(same) != 1:
+        return False
+    prefix = text[text.rfind("\n", 0, s) + 1:s].strip()
+    # "B. No, the key stays the same.": its own label may lead it; "4. Cherry cola and Kettle corn" after
+    # a list's other items is an item of that list, not a line of its own
+    return not prefix or re.fullmatch(rf"[*(\[]*{re.escape(same[0].label)}[.):\]*]*", prefix) is not None \
+        and not re.search(r"(?m)^\s*[*(\[]*[A-J1-9][.):]", text[:text.rfind("\n", 0, s) + 1][-400:])
 
 
 def _echoes_options(text: str, later: list[tuple[int, int]], b: int, phrases: Sequence[ot.OptionPhrase],

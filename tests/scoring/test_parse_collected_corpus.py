@@ -311,6 +311,18 @@ RULES_ROUND_7 = [
      "steering_alms_mmau-0125", "A", "conclusion"),
     # ungraded outputs whose reads the round-10 rules changed
     ("'0.78 seconds' for '0.78 s'", "steering_alms_mmau-0185", "A", "conclusion"),
+    # found by round 11 (graded blind after all the rules above; its cases below are graded)
+    ("a closing line that is one option's whole text, after a marked sentence that names none",
+     "muse_music-0215", "B", "conclusion"),
+    ("... and after 'this final note', which marks no conclusion", "muse_music-0177", "B", "conclusion"),
+    ("an answer-first sentence, then sentences that only explain it", "steering_alms_mmau-0330", "A", "conclusion"),
+    ("'Choice A aligns best' after 'none of the choices seem perfect' picks A", "qwen3_omni_thinking-0111", "A",
+     "conclusion"),
+    ("'57.0 bpm' for '57.0 beats per minute'", "steering_alms_mmau-0716", "C", "conclusion"),
+    # ungraded outputs whose reads the round-11 rules changed
+    ("'B. No, the key stays the same.' after 'Therefore, no modulation occurs.'", "muse_music-0131", "B", None),
+    ("'I will select Excerpt 1.' then option A's line, after doubting both", "muse_music-0550", "A", None),
+    ("a list of options copied out is no closing line", "mmau_pro_audio_noise-0868", "3", None),
     # with two options an explanation naming both in order ('below ... from above') is no echo: unread
     ("two options named in order after the answer are not taken for a copied list", "mmau_pro_audio_noise-0843",
      None, None),
