@@ -404,3 +404,17 @@ ROUND11_SHARES = {"muse_music": 13, "af3_think": 20, "qwen_omni_xml": 18, "salmo
 def round11_sample(seed: int = 11011) -> list[str]:
     """Round 11's cases (``labels_round11.jsonl``)."""
     return shared_sample(ROUND11_SHARES, seed, "labels_round11.jsonl")
+
+
+# Round 12's draw: no new source was found in time, so every share is over the earlier sources, weighted to
+# the long reasoning styles, at most 15 of qwen3_omni_thinking (shares are per system, as in round 10); sized
+# to what one grader reads in full before the round's deadline.
+ROUND12_SHARES = {"muse_music": 5, "steering_alms_mmau": 5, "af3_think": 14, "qwen3_omni_thinking": 10,
+                  "salmonn_mmar": 10, "qwen_omni_xml": 10, "r1aqa_omni_mmau": 8, "desta25_mmau": 6,
+                  "mmau_pro_audio_noise": 4, "speech_ifeval": 3, "mmlu_pro": 3, "selective_hearing": 2,
+                  "selective_hearing_more": 1}
+
+
+def round12_sample(seed: int = 12012) -> list[str]:
+    """Round 12's cases (``labels_round12.jsonl``)."""
+    return shared_sample(ROUND12_SHARES, seed, "labels_round12.jsonl")
