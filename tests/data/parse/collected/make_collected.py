@@ -368,11 +368,12 @@ ROUND9_SHARES = {"mmau_pro_audio_noise": 18, "af3_think": 18, "qwen3_omni_thinki
                  "salmonn_mmar": 15, "r1aqa_omni_mmau": 15, "desta25_mmau": 12, "selective_hearing_more": 6}
 
 
-def shared_sample(shares: dict[str, int], seed: int, own: str) -> list[str]:
+def shared_sample(shares: dict[str, int], seed: int, own: str, drawn=()) -> list[str]:
     """A later round's cases: ``grading_sample`` per source with that source's share, leaving out every
-    case a labels file other than the round's own (``own``) graded, so the round is fresh to the rules."""
+    case a labels file other than the round's own (``own``) graded, so the round is fresh to the rules,
+    and the cases an earlier draw of the same round took (``drawn``)."""
     graded = {json.loads(line)["case"] for path in sorted(OUT.glob("labels*.jsonl")) if path.name != own
-              for line in path.read_text(encoding="utf-8").splitlines()}
+              for line in path.read_text(encoding="utf-8").splitlines()} | set(drawn)
     return [case for source, n in shares.items() for case in grading_sample(n, seed, (source,), exclude=graded)]
 
 
@@ -404,3 +405,24 @@ ROUND11_SHARES = {"muse_music": 13, "af3_think": 20, "qwen_omni_xml": 18, "salmo
 def round11_sample(seed: int = 11011) -> list[str]:
     """Round 11's cases (``labels_round11.jsonl``)."""
     return shared_sample(ROUND11_SHARES, seed, "labels_round11.jsonl")
+
+
+# Round 12's draw: no new source was found, so every share is over the earlier sources, weighted to the long
+# reasoning styles, at most 15 of qwen3_omni_thinking (shares are per system, as in round 10). The first draw
+# (118) was graded and committed first; the second (seed + 1, leaving out the first) brings the round to ~200.
+ROUND12_SHARES = {"muse_music": 5, "steering_alms_mmau": 5, "af3_think": 14, "qwen3_omni_thinking": 10,
+                  "salmonn_mmar": 10, "qwen_omni_xml": 10, "r1aqa_omni_mmau": 8, "desta25_mmau": 6,
+                  "mmau_pro_audio_noise": 4, "speech_ifeval": 3, "mmlu_pro": 3, "selective_hearing": 2,
+                  "selective_hearing_more": 1}
+
+
+ROUND12_MORE_SHARES = {"muse_music": 3, "steering_alms_mmau": 5, "af3_think": 12, "qwen3_omni_thinking": 5,
+                       "salmonn_mmar": 8, "qwen_omni_xml": 8, "r1aqa_omni_mmau": 6, "desta25_mmau": 4,
+                       "mmau_pro_audio_noise": 4, "speech_ifeval": 2, "mmlu_pro": 2, "selective_hearing": 1,
+                       "selective_hearing_more": 1}
+
+
+def round12_sample(seed: int = 12012) -> list[str]:
+    """Round 12's cases (``labels_round12.jsonl``): the first draw, then the second."""
+    first = shared_sample(ROUND12_SHARES, seed, "labels_round12.jsonl")
+    return first + shared_sample(ROUND12_MORE_SHARES, seed + 1, "labels_round12.jsonl", drawn=first)
