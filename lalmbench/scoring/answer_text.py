@@ -177,6 +177,11 @@ _LIST_AFTER_LEAD_IN = re.compile(r"(?m)^[^\n]*:[ \t]*\n(?:[ \t]*\n)?(?P<items>(?
 _CONCEDED = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|might|could|may\s+be)\b(?=[^.!?\n]*\b(?:but|however)\b))")
 
 
+def negation_between(text: str, start: int, end: int) -> bool:
+    """Whether a negation cue ("not", "rather than", "n't", ...) occurs in ``text[start:end]``."""
+    return _NEGATION.search(text, start, end) is not None
+
+
 def hedged(masked: str, start: int, end: int, claim: int | None = None) -> bool:
     """Whether a sentence hedges ("it might be X", "X, though a third might be hidden"): a
     conclusion that hedges commits to nothing. A hedge in a conceding clause before the claim at

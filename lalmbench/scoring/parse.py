@@ -972,8 +972,9 @@ def _unnamed(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ..
     spans = at.sentence_spans(text)
     last = spans[-1][0] if spans else 0
     quoted = at.quoted_spans(text)
+    # nor after a negation in that sentence: "rather than Korean, Japanese or Indian traditions"
     fixes = [(a, b, w) for a, b, w in ot.near_misses(text, opts)
-             if a >= last and not any(qa <= a < qb for qa, qb in quoted)]
+             if a >= last and not any(qa <= a < qb for qa, qb in quoted) and not at.negation_between(text, last, a)]
     if fixes and not at.hedged(text, 0, len(text)):
         parts, i = [], 0
         for a, b, word in fixes:

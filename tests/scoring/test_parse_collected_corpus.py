@@ -319,6 +319,9 @@ RULES_ROUND_7 = [
     ("'Choice A aligns best' after 'none of the choices seem perfect' picks A", "qwen3_omni_thinking-0111", "A",
      "conclusion"),
     ("'57.0 bpm' for '57.0 beats per minute'", "steering_alms_mmau-0716", "C", "conclusion"),
+    # found by round 12 (graded blind after all the rules above)
+    ("a near-miss spelling after a negation is no answer ('rather than Korean, Japanese or Indian traditions')",
+     "qwen3_omni_thinking-0029", None, "unparseable"),
     # ungraded outputs whose reads the round-11 rules changed
     ("'B. No, the key stays the same.' after 'Therefore, no modulation occurs.'", "muse_music-0131", "B", None),
     ("'I will select Excerpt 1.' then option A's line, after doubting both", "muse_music-0550", "A", None),
