@@ -34,3 +34,22 @@ def test_a_tokenizer_without_the_markers_counts_nothing():
     assert think_token_ids(plain) == (None, None)
     assert count_reasoning_tokens(plain.encode("<think>x</think>B", add_special_tokens=False),
                                   think_token_ids(plain)) is None
+
+
+@pytest.mark.slow
+def test_the_hf_backend_records_the_spans_tokens_of_what_it_generated(tmp_path):
+    """A tiny thinking LM pushed (sequence_bias) to write one token, then </think>, then again: the
+    span is its first 2 tokens of 4, whatever the answer decodes to."""
+    pytest.importorskip("torch")
+    from lalmbench.models.base import ModelInput, load_model
+    from tests.models.tiny import build_text_lm
+
+    model_dir = build_text_lm(tmp_path / "think-lm", ("<think>", "</think>"))
+    model = load_model("t", {"backend": "hf", "model_id": str(model_dir), "family": "text",
+                             "generation": {"max_new_tokens": 4}})
+    a, end = 40, think_token_ids(model.tokenizer)[1]
+    model.generation_config.sequence_bias = [[[a], 50.0], [[a, end], 100.0]]
+    item = ModelInput(id="x", prompt="What is the sound?", question="q", options=[], audio=None, sample_rate=16000)
+    (out,) = model.generate([item])
+    model.close()
+    assert out.error is None and out.output_tokens == 4 and out.extra["reasoning_tokens"] == 2
