@@ -55,4 +55,5 @@ def test_cost_tsv_carries_the_jobs_figures_on_each_run(tmp_path):
     cost = pd.read_csv(tmp_path / "cost.tsv", sep="\t", keep_default_na=False)
     audio, silent = cost.set_index("condition").loc[["audio", "no-audio"]].to_dict("records")
     assert (audio["items_per_s"], audio["gpu_s_per_1000_items"], audio["jobs"]) == ("4", "250", 1)
-    assert silent["items_per_s"] == "" and silent["job_note"] == "no generate job summary names this run's predictions file"
+    assert silent["items_per_s"] == ""
+    assert silent["job_note"] == "no generate job summary names this run's predictions file"

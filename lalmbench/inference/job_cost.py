@@ -39,8 +39,8 @@ def combined(jobs: list[dict]) -> dict:
             "job_note": "; ".join(notes)}
 
 
-def no_job_figures(backend: str | None, summaries_given: bool) -> dict:
-    """The job columns of a run no generate summary names (imported outputs are read, not generated)."""
+def no_job_figures(summaries_given: bool) -> dict:
+    """The job columns of a run no generate job summary names, and why."""
     why = ("no generate job summary names this run's predictions file" if summaries_given
            else "no generate job summaries were given to the table")
     return {"jobs": 0, "job_wall_s": None, "items_per_s": None, "gpu_s_per_1000_items": None, "job_note": why}

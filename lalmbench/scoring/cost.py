@@ -45,7 +45,7 @@ UNREPORTED: dict[str, dict[str, str]] = {
         "openai": "no audio token count: the server's usage does not split audio from text"},
     "reasoning_tokens_mean": {
         "hf": "no reasoning tokens: the tokenizer has no </think> token",
-        "vllm": "no reasoning tokens: the tokenizer has no </think> token (or chat mode, rendered by vLLM)",
+        "vllm": "no reasoning tokens: the tokenizer has no </think> token",
         "openai": "no reasoning tokens: the server's usage gives no completion_tokens_details.reasoning_tokens"},
     "ttft_s_mean": {
         "hf": "no time to first token: hf generates each batch whole, without streaming",
@@ -126,7 +126,7 @@ def cost_table(metrics: list[dict], jobs: dict[tuple, dict] | None = None) -> pd
         if not isinstance(m.get("cost"), dict):
             continue
         key = tuple(m.get(k) for k in RUN_KEYS)
-        job = (jobs or {}).get(key) or no_job_figures(m["cost"].get("backend"), jobs is not None)
+        job = (jobs or {}).get(key) or no_job_figures(jobs is not None)
         rows.append({**dict(zip(RUN_KEYS, key)), **{k: m["cost"].get(k) for k in COLUMNS}, **job})
     df = pd.DataFrame(rows, columns=RUN_KEYS + COLUMNS + JOB_COLUMNS)
     return df.sort_values(RUN_KEYS, kind="mergesort").reset_index(drop=True)
