@@ -37,6 +37,8 @@ MEANS = {"input_tokens_mean": "input_tokens", "input_audio_tokens_mean": "input_
          "latency_s_mean": "latency_s", "ttft_s_mean": "ttft_s"}
 #: the summary's measured means: they differ between two fresh runs of the same config
 MEASURED = ("latency_s_mean", "ttft_s_mean")
+#: hf and vllm count a thinking span where the tokenizer holds </think>; outputs cached before the count carry none
+_NO_THINK = "no reasoning tokens: the tokenizer has no </think> token (or the outputs predate the count)"
 #: why a language-model backend leaves a mean empty (it fills the others)
 UNREPORTED: dict[str, dict[str, str]] = {
     "input_audio_tokens_mean": {
@@ -44,8 +46,8 @@ UNREPORTED: dict[str, dict[str, str]] = {
         "vllm": "no audio token count: the processor names no audio token (or chat mode, rendered by vLLM)",
         "openai": "no audio token count: the server's usage does not split audio from text"},
     "reasoning_tokens_mean": {
-        "hf": "no reasoning tokens: the tokenizer has no </think> token",
-        "vllm": "no reasoning tokens: the tokenizer has no </think> token",
+        "hf": _NO_THINK,
+        "vllm": _NO_THINK,
         "openai": "no reasoning tokens: the server's usage gives no completion_tokens_details.reasoning_tokens"},
     "ttft_s_mean": {
         "hf": "no time to first token: hf generates each batch whole, without streaming",
