@@ -124,6 +124,8 @@ rule aggregate:
         checks=[f"results/checks/listening/{m}.json" for m in listening_models()],
         task_stats=sorted({f"results/tasks/{r.dataset}/{r.task}.stats.json" for r in RUNS}),
         item_versions=ITEM_VERSION_CHECKS,
+        # each generate job's wall time, outputs and GPUs: cost.tsv's items/s and GPU-seconds per 1,000 items
+        jobs=lambda w: sorted({p for r in RUNS for p in unit_summaries(r.model, r.dataset)}),
     output:
         table="results/all.tsv",
         flags=in_report("results/tables/flags.tsv", "Checks", "Flags", "flags"),
@@ -139,4 +141,4 @@ rule aggregate:
         "{params.py:q} scripts/aggregate.py --out {output.table} --flags {output.flags} --cost {output.cost} "
         "--checks {input.checks} "
         "--task-stats {input.task_stats} --item-versions {input.item_versions} --model-notes-json {params.notes:q} "
-        "-- {input.metrics} > {log} 2>&1"
+        "--jobs {input.jobs} -- {input.metrics} > {log} 2>&1"

@@ -15,7 +15,9 @@ p.add_argument("--item-versions", nargs="*", default=[], help="imported outputs'
 p.add_argument("--model-notes-json", default="{}", help="{model: note}: what was not run for a model (flags)")
 p.add_argument("--flags", default=None, help="also write the runs with flags here (results/tables/flags.tsv)")
 p.add_argument("--cost", default=None, help="also write tokens and latency per run here (results/tables/cost.tsv)")
+p.add_argument("--jobs", nargs="*", default=None,
+               help="generate job summaries: items/s and GPU-seconds per 1,000 items in the cost table")
 p.add_argument("metrics", nargs="+")
 a = p.parse_args()
 write_all_tsv(a.metrics, a.out, checks=a.checks, flags_out=a.flags, task_stats=a.task_stats,
-              item_versions=a.item_versions, model_notes=json.loads(a.model_notes_json), cost_out=a.cost)
+              item_versions=a.item_versions, model_notes=json.loads(a.model_notes_json), cost_out=a.cost, jobs=a.jobs)

@@ -23,6 +23,8 @@ class FakeServer:
         self.header_drip_s = None  # optional: send the status line, then one header byte every header_drip_s s
         self.endless = False  # optional: a chunked success body that never ends (until the client leaves)
         self.delay_s = 0.0
+        self.usage_extra = {}  # merged into every success's usage (e.g. completion_tokens_details)
+        self.first_token_s = 0.0  # a streamed answer: the wait before its first text chunk (after its role chunk)
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -67,12 +69,36 @@ class FakeServer:
                     answer = (server.answer_body(body) if server.answer_body
                               else server.answer(self.headers.get("Authorization", "")) if server.answer
                               else f"B audio={n_audio} q={text[:20]}")
-                    self._send(200, {"model": body["model"], "usage": {"prompt_tokens": 11, "completion_tokens": 1},
+                    usage = {"prompt_tokens": 11, "completion_tokens": 1, **server.usage_extra}
+                    if body.get("stream"):
+                        return self._stream(body, answer, usage)
+                    self._send(200, {"model": body["model"], "usage": usage,
                                      "choices": [{"index": 0, "finish_reason": "stop", "message": {
                                          "role": "assistant", "content": answer}}]})
                 finally:
                     with server.lock:
                         server.in_flight -= 1
+
+            def _stream(self, body, answer, usage):
+                """OpenAI's server-sent events: a role chunk, the answer in word pieces (the first after
+                ``first_token_s``), a finish chunk, the usage chunk when stream_options asks, ``[DONE]``."""
+                def chunk(choices, **more):
+                    event = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": body["model"],
+                             "choices": choices, **more}
+                    self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                    self.wfile.flush()
+
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()  # no length: the body ends when the connection closes (HTTP/1.0)
+                chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+                time.sleep(server.first_token_s)
+                for i, word in enumerate(answer.split(" ")):
+                    chunk([{"index": 0, "delta": {"content": word if i == 0 else " " + word}, "finish_reason": None}])
+                chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    chunk([], usage=usage)
+                self.wfile.write(b"data: [DONE]\n\n")
 
             def _drip(self, every_s, limit=200):
                 """A body of ``limit`` bytes, one every ``every_s`` s: each read is quick, the whole is not."""

@@ -4,6 +4,7 @@ sampling figure, and a larger k generates only the new samples."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -40,6 +41,17 @@ def test_a_sampled_model_through_the_workflow(tmp_path):
     cost = pd.read_csv(wd / "results" / "tables" / "cost.tsv", sep="\t").set_index("model")
     assert cost.loc["sampled", "n_outputs"] == 24 and cost.loc["sampled", "output_tokens_mean"] > 0
     assert cost.loc["random", "cost_note"].iloc[0] == "a baseline that picks an option: no tokens"
+    # the generate job's throughput: 24 outputs over its wall time, on no GPU
+    assert cost.loc["sampled", "items_per_s"] > 0 and pd.isna(cost.loc["sampled", "gpu_s_per_1000_items"])
+    assert cost.loc["sampled", "job_note"].startswith("the job asked for no GPU")
+    # all.tsv: the language model's tokens and latency on each of its rows; the baseline's empty, with why
+    assert (mine["output_tokens_mean"] == cost.loc["sampled", "output_tokens_mean"]).all()
+    assert (mine["latency_s_mean"] > 0).all() and mine["ttft_s_mean"].isna().all()
+    assert (mine["cost_note"] == "no audio token count: the processor names no audio token; no reasoning tokens: "
+            "the tokenizer has no </think> token (or the outputs predate the count); no time to first token: "
+            "hf generates each batch whole, without streaming").all()
+    base = df[df["model"] == "random"]
+    assert base["latency_s_mean"].isna().all() and base["cost_note"].str.contains("results/tables/cost.tsv").all()
     fig = pd.read_csv(wd / "results" / "tables" / "sampling.tsv", sep="\t").set_index("model")
     assert fig.loc["sampled", "k"] == 3 and fig.loc["sampled", "output_tokens_mean"] > 0
     assert fig.loc["random", "k"] == 1 and fig.loc["random", "cost_note"].startswith("a baseline")
@@ -53,6 +65,15 @@ def test_a_sampled_model_through_the_workflow(tmp_path):
     df = pd.read_csv(wd / "results" / "all.tsv", sep="\t")
     assert {"accuracy@5_mean", "pass@5", "majority@5"} <= set(df.loc[df["model"] == "sampled", "metric"])
     assert not (set(df.loc[df["model"] == "sampled", "metric"]) & {"pass@3", "majority@3"})
+
+    # a rerun from the prediction cache: every output and its latency read back, all.tsv to the byte
+    table = (wd / "results" / "all.tsv").read_bytes()
+    for name in ("predictions", "scores", "all.tsv"):
+        path = wd / "results" / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    snakemake(wd, "--configfile=.test/config.yaml", "results/all.tsv")
+    assert json.loads(summary.read_text())["job"]["generated"] == 0
+    assert (wd / "results" / "all.tsv").read_bytes() == table
 
 
 def test_the_sampling_table_pools_runs_and_sets_a_sampled_model_beside_a_greedy_one():

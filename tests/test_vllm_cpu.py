@@ -168,6 +168,13 @@ def test_backend_vllm_through_the_workflow(tmp_path):
     assert len(decisions) == 6 and "correct" in decisions
     table = pd.read_csv(res / "all.tsv", sep="\t")
     assert {("tiny-vllm", "audio"), ("tiny-vllm", "silence")} <= set(zip(table.model, table.condition))
+    # cost: the engine's counts, the audio placeholders among them, and its own first-token time per request
+    extra = preds["audio"]["extra"].map(json.loads)
+    assert (extra.map(lambda e: e["input_audio_tokens"]) > 0).all() and (extra.map(lambda e: e["ttft_s"]) > 0).all()
+    row = table[(table.model == "tiny-vllm") & (table.condition == "audio")].iloc[0]
+    assert row["input_audio_tokens_mean"] > 0 and row["output_tokens_mean"] > 0 and row["ttft_s_mean"] > 0
+    assert row["cost_note"] == ("no reasoning tokens: the tokenizer has no </think> token (or the outputs predate "
+                                "the count)")
 
 
 def sampled_job(ckpt: Path, items: Path, cache: Path, k: int, batch_size: int, out: Path) -> dict:

@@ -259,14 +259,17 @@ def compare_environments(a: Folder, b: Folder) -> tuple[dict[str, list[dict]], l
 def compare_all_tsv(a: Folder, b: Folder) -> list[dict]:
     """The cells of all.tsv that differ, read as text (``0.41`` vs ``0.410`` differs: the file is
     byte-stable for one config); a row or column on one side only is one entry. Nothing when a
-    folder has no all.tsv."""
+    folder has no all.tsv. The measured columns (latency, time to first token) are left out: two
+    runs of one config time differently whatever they compute."""
+    from lalmbench.report.aggregate import MEASURED_COLUMNS
+
     if a.all_tsv is None or b.all_tsv is None:  # a folder without one is compared on what it has
         return []
     ta, tb = (_read_tsv(p) for p in (a.all_tsv, b.all_tsv))
     out = [{"column": c, "a": "present" if c in ta.columns else MISSING, "b": "present" if c in tb.columns else MISSING}
            for c in list(dict.fromkeys([*ta.columns, *tb.columns])) if (c in ta.columns) != (c in tb.columns)]
     m = ta.merge(tb, on=ALL_TSV_KEYS, how="outer", suffixes=("\0a", "\0b"), indicator=True)
-    common = [c for c in ta.columns if c in tb.columns and c not in ALL_TSV_KEYS]
+    common = [c for c in ta.columns if c in tb.columns and c not in ALL_TSV_KEYS and c not in MEASURED_COLUMNS]
     for row in m.to_dict("records"):
         keys = {k: row[k] for k in ALL_TSV_KEYS}
         if row["_merge"] != "both":

@@ -26,6 +26,7 @@ from lalmbench.data.audio import item_audio_paths, load_audio
 from lalmbench.inference.conditions import apply_condition, clip_seed_id, join_clips
 from lalmbench.inference.cache import PredictionCache, record_environment
 from lalmbench.inference.fingerprint import model_fingerprint
+from lalmbench.inference.job_cost import job_figures
 from lalmbench.inference.sampling import sample_key, sample_seed, samples_of, slice_samples
 from lalmbench.inference.slices import PreparedSlice, Slice, hears_audio, prepare, slice_name, sources
 from lalmbench.models.base import Model, ModelInput, ModelOutput, load_model
@@ -184,7 +185,9 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
     """Fill the cache for every slice; return a summary (per slice: items, cached, generated, errors).
     ``shard`` ``(i, n)``: serve only the items of shard i of n (lalmbench.inference.model_job.in_shard);
     ``other_cache_files``: the fingerprint's files other jobs write, whose items count as done.
-    ``tracker`` (tracking on) receives live progress every ``tracking.log_every`` items."""
+    ``tracker`` (tracking on) receives live progress every ``tracking.log_every`` items. The summary's
+    ``job`` holds its wall time, outputs generated and GPUs requested (lalmbench.inference.job_cost)."""
+    t_start = time.perf_counter()
     model_fp = model_fingerprint(model_cfg)
     seed = int(model_cfg.get("seed", 0))
     prepared = [prepare(sl, model_fp=model_fp, seed=seed, sample_rate=sample_rate) for sl in slices]
@@ -239,6 +242,8 @@ def generate(*, model_name: str, model_cfg: dict, slices: Sequence[Slice], cache
             log.warning("%s: %d/%d %s failed; first error: %s", slice_name(p.slice), n_err, len(keys), what, first)
         if n_err / max(len(keys), 1) > max_error_rate:
             failed.append(f"{slice_name(p.slice)}: {n_err}/{len(keys)} {what} failed")
+    summary["job"] = job_figures(time.perf_counter() - t_start, n_todo,
+                                 int((model_cfg.get("resources") or {}).get("gpus") or 0))
     if failed:
         raise SliceErrors(f"max_error_rate={max_error_rate} exceeded in {len(failed)} slice(s): " + "; ".join(failed)
                           + f". Finished items are kept in {cache.path}; only failed ones run next time.")

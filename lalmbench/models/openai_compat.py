@@ -26,7 +26,10 @@ Model entry::
     generation: {max_new_tokens: 64, temperature: 0.0}
     params: {base_url: "http://127.0.0.1:8000/v1", api_key_env: OPENAI_API_KEY, max_concurrency: 4,
              max_retries: 5, timeout_s: 120, deadline_s: 600, max_response_bytes: 8388608,
-             backoff_s: 1.0, backoff_max_s: 60, system_prompt: null}
+             backoff_s: 1.0, backoff_max_s: 60, system_prompt: null, stream: false}
+
+``stream: true`` reads each answer as server-sent events (:mod:`lalmbench.models.openai_stream`) and
+records the seconds to its first generated text as ``extra.ttft_s``; the text is the same either way.
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ import numpy as np
 
 from lalmbench.inference.sampling import without_samples
 from lalmbench.models.base import Model, ModelInput, ModelOutput, register_backend
+from lalmbench.models.openai_stream import EventStream
 from lalmbench.models.secrets import Redactor, config_secret_problems, read_key
 
 log = logging.getLogger("lalmbench.models.openai")
@@ -94,11 +98,18 @@ def _field(obj: Any, key: str, where: str, types: tuple[type, ...], required: bo
     return value
 
 
-def _token_count(usage: dict, key: str) -> int | None:
-    n = _field(usage, key, f"usage.{key}", (int,))
+def _token_count(usage: dict, key: str, where: str = "usage") -> int | None:
+    n = _field(usage, key, f"{where}.{key}", (int,))
     if n is not None and n < 0:
-        raise _BadResponse(f"response field usage.{key} should be a count >= 0, got {n}")
+        raise _BadResponse(f"response field {where}.{key} should be a count >= 0, got {n}")
     return n
+
+
+def reasoning_tokens(usage: dict) -> int | None:
+    """The thinking tokens among the completion's, where the server counts them apart
+    (``usage.completion_tokens_details.reasoning_tokens``); None where it does not."""
+    details = _field(usage, "completion_tokens_details", "usage.completion_tokens_details", (dict,)) or {}
+    return _token_count(details, "reasoning_tokens", "usage.completion_tokens_details")
 
 
 def _message_text(choice: dict) -> str:
@@ -110,9 +121,9 @@ def _message_text(choice: dict) -> str:
     return "" if content is None else content
 
 
-def parse_response(resp: Any) -> tuple[str, int | None, int | None, str | None, str | None]:
-    """``(text, prompt_tokens, completion_tokens, finish_reason, served_model)`` of a chat-completions
-    response; :class:`_BadResponse` when a field has the wrong type (a count that is a string, a
+def parse_response(resp: Any) -> tuple[str, int | None, int | None, str | None, str | None, int | None]:
+    """``(text, prompt_tokens, completion_tokens, finish_reason, served_model, reasoning_tokens)`` of a
+    chat-completions response; :class:`_BadResponse` when a field has the wrong type (a count that is a string, a
     message that is a number), so nothing untyped reaches the cache or the predictions file."""
     if not isinstance(resp, dict):
         raise _BadResponse(f"response is a JSON {type(resp).__name__}, not an object")
@@ -125,7 +136,7 @@ def parse_response(resp: Any) -> tuple[str, int | None, int | None, str | None, 
     usage = _field(resp, "usage", "usage", (dict,)) or {}
     return (_message_text(choice), _token_count(usage, "prompt_tokens"), _token_count(usage, "completion_tokens"),
             _field(choice, "finish_reason", "choices[0].finish_reason", (str,)),
-            _field(resp, "model", "model", (str,)))
+            _field(resp, "model", "model", (str,)), reasoning_tokens(usage))
 
 
 def retry_after_s(header: str | None) -> float | None:
@@ -168,6 +179,7 @@ class OpenAICompatible(Model):
         self.backoff_s = float(p.get("backoff_s", 1.0))
         self.backoff_max_s = float(p.get("backoff_max_s", 60.0))
         self.system_prompt = p.get("system_prompt")
+        self.stream = bool(p.get("stream", False))
         self.timeout_s = float(p.get("timeout_s", 120.0))
         self.deadline_s = float(p.get("deadline_s", DEFAULT_DEADLINE_S))
         self.max_response_bytes = int(p.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES))
@@ -204,6 +216,8 @@ class OpenAICompatible(Model):
                                 "temperature": float(gen.pop("temperature", 0.0)),
                                 "seed": self.seed if x.seed is None else x.seed}
         gen.pop("do_sample", None)  # a transformers knob; temperature says the same here
+        if self.stream:  # the usage comes in a last chunk only when asked for
+            body.update(stream=True, stream_options={"include_usage": True})
         body.update(gen)  # anything else (top_p, stop, ...) passes through as the API names it
         return body
 
@@ -216,8 +230,9 @@ class OpenAICompatible(Model):
         return _Retryable(f"deadline: the response took longer than params.deadline_s ({self.deadline_s:g} s) "
                           f"to arrive ({detail})")
 
-    def _read(self, r: Any, deadline: float) -> bytes:
-        """The body, read chunk by chunk against the request's deadline and the size cap."""
+    def _read(self, r: Any, deadline: float, on_chunk: Any = None) -> bytes:
+        """The body, read chunk by chunk against the request's deadline and the size cap; ``on_chunk``
+        sees each chunk as it arrives (a streamed answer's events)."""
         chunks, size = [], 0
         for chunk in r.iter_raw():
             size += len(chunk)
@@ -225,22 +240,30 @@ class OpenAICompatible(Model):
                 raise RuntimeError(f"HTTP {r.status_code}: response body exceeds params.max_response_bytes "
                                    f"({self.max_response_bytes} bytes); not read further")
             chunks.append(chunk)
+            if on_chunk is not None:
+                on_chunk(chunk)
             if time.monotonic() > deadline:
                 raise self._late(f"{size} body bytes so far")
         return b"".join(chunks)
 
-    def _post(self, body: dict) -> dict:
+    def _post(self, body: dict) -> tuple[dict, float | None]:
+        """The response object and, for a streamed one, the seconds to its first generated text."""
         httpx = self._httpx
-        deadline = time.monotonic() + self.deadline_s
+        start = time.monotonic()
+        deadline = start + self.deadline_s
+        events = EventStream(start) if body.get("stream") else None
+        # a streamed body is read as it is sent: compressed, its events could not be timed
+        headers = {"Accept-Encoding": "identity"} if events else None
         # each socket wait (connect, every header and body read, every write, the wait for a pooled
         # connection) ends by the deadline: the transport clamps it, whatever timeout_s allows per read
         timeout = httpx.Timeout(min(self.timeout_s, self.deadline_s), pool=self.deadline_s)
         try:
-            with self._sockets.until(deadline), self._client.stream("POST", self.url, json=body,
+            with self._sockets.until(deadline), self._client.stream("POST", self.url, json=body, headers=headers,
                                                                      timeout=timeout) as r:
-                data = self._read(r, deadline)
                 # the body arrives decompressed only via iter_bytes; iter_raw bounds what crosses the wire
                 encoding = r.headers.get("content-encoding", "identity").lower()
+                live = events is not None and 200 <= r.status_code < 300 and encoding in ("", "identity")
+                data = self._read(r, deadline, events.feed if live else None)
                 if encoding not in ("", "identity"):
                     data = self._decoded(data, encoding)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
@@ -257,8 +280,12 @@ class OpenAICompatible(Model):
             hint = (f" (redirect to {self._redact.excerpt(where, _ERR_BODY_CHARS)}, not followed: set params.base_url "
                     f"to the server's own address)" if 300 <= r.status_code < 400 and where else "")
             raise RuntimeError(f"HTTP {r.status_code}{hint}: not a completion: {self._body(data)}")
-        try:
-            return json.loads(data)
+        if events is not None and not live:
+            events.feed(data, timed=False)
+        if events is not None and (events.events or events.done):
+            return events.response(), events.ttft_s
+        try:  # a server that ignored ``stream`` answers with one JSON object
+            return json.loads(data), None
         except ValueError:
             raise RuntimeError(f"HTTP {r.status_code}: response is not JSON: {self._body(data)}") from None
 
@@ -292,7 +319,7 @@ class OpenAICompatible(Model):
         last = ""
         for attempt in range(self.max_retries + 1):
             try:
-                resp = self._post(body)
+                resp, ttft = self._post(body)
             except _Retryable as exc:
                 last = self._redact(str(exc))
                 if attempt < self.max_retries:
@@ -304,12 +331,14 @@ class OpenAICompatible(Model):
             except Exception as exc:
                 return self._failed(exc)
             try:
-                text, n_in, n_out, finish, served = parse_response(resp)
+                text, n_in, n_out, finish, served, n_think = parse_response(resp)
             except _BadResponse as exc:
                 return ModelOutput(raw_output=None, error=f"{exc}: {self._redact.excerpt(json.dumps(resp), 200)}")
             return self._scrubbed(x, ModelOutput(
                 raw_output=text, input_tokens=n_in, output_tokens=n_out,
-                extra={"attempts": attempt + 1, "finish_reason": finish, "served_model": served}))
+                extra={"attempts": attempt + 1, "finish_reason": finish, "served_model": served,
+                       **({} if n_think is None else {"reasoning_tokens": n_think}),
+                       **({} if ttft is None else {"ttft_s": ttft})}))
         return ModelOutput(raw_output=None, error=f"gave up after {self.max_retries + 1} attempts: {last}")
 
     def _scrubbed(self, x: ModelInput, out: ModelOutput) -> ModelOutput:

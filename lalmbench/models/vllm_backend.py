@@ -24,6 +24,7 @@ from lalmbench.inference.sampling import without_samples
 
 from .base import PIPELINE_KEYS, Model, ModelInput, ModelOutput, register_backend
 from .hf.families import audio_note, get_family, probe_render, wav_base64
+from .hf.generation import count_reasoning_tokens, think_token_ids
 from .hf.presets import apply_preset, audio_position_note
 from .hf.settings import flatten_params
 
@@ -103,6 +104,8 @@ def engine_kwargs(cfg: dict[str, Any]) -> dict[str, Any]:
             kw[key] = cfg[key]
     if fam == "voxtral":
         kw.update(tokenizer_mode="mistral", config_format="mistral", load_format="mistral")
+    # the engine's per-request stats: RequestOutput.metrics, whose first-token latency is extra.ttft_s
+    kw["disable_log_stats"] = False
     kw.update(cfg.get("engine_args") or {})
     return kw
 
@@ -161,11 +164,24 @@ def build_chat_messages(item: ModelInput, system_prompt: str | None = None,
     return msgs
 
 
-def to_output(req_out: Any, note: dict | None = None) -> ModelOutput:
+def first_token_s(req_out: Any) -> float | None:
+    """Seconds from the request's arrival to its first token: ``RequestOutput.metrics`` (vLLM's
+    RequestStateStats, present when the engine logs stats: ``disable_log_stats: False``); None without."""
+    latency = getattr(getattr(req_out, "metrics", None), "first_token_latency", None)
+    return round(float(latency), 6) if isinstance(latency, (int, float)) and latency > 0 else None
+
+
+def to_output(req_out: Any, note: dict | None = None, audio_id: int | None = None,
+              think: tuple[int | None, int | None] = (None, None)) -> ModelOutput:
+    """One request's output: text, the engine's token counts, and where known the audio placeholders'
+    share of the prompt (``audio_id``), the thinking span's tokens (``think``) and the first token's time."""
     comp = req_out.outputs[0]
-    return ModelOutput(raw_output=comp.text.strip(), input_tokens=len(req_out.prompt_token_ids or []),
-                       output_tokens=len(comp.token_ids or []),
-                       extra={"finish_reason": getattr(comp, "finish_reason", None), **(note or {})})
+    prompt_ids, ids = list(req_out.prompt_token_ids or []), list(comp.token_ids or [])
+    counts = {"input_audio_tokens": prompt_ids.count(audio_id) if isinstance(audio_id, int) else None,
+              "reasoning_tokens": count_reasoning_tokens(ids, think), "ttft_s": first_token_s(req_out)}
+    return ModelOutput(raw_output=comp.text.strip(), input_tokens=len(prompt_ids), output_tokens=len(ids),
+                       extra={"finish_reason": getattr(comp, "finish_reason", None), **(note or {}),
+                              **{k: v for k, v in counts.items() if v is not None}})
 
 
 @register_backend("vllm")
@@ -192,6 +208,9 @@ class VLLMModel(Model):
         self.sampling = sampling_kwargs(self.cfg, fam.stop_token_ids(self.processor) if self.processor else None)
         self.llm = vllm.LLM(**engine_kwargs(self.cfg))
         self.params = vllm.SamplingParams(**self.sampling)
+        # what the cost columns count: the audio placeholders of a prompt, the thinking span of an output
+        self.audio_id = getattr(self.processor, "audio_token_id", None)
+        self.think = think_token_ids(self.llm.get_tokenizer())
 
     @property
     def multi_audio(self) -> bool:
@@ -245,7 +264,8 @@ class VLLMModel(Model):
             msg = f"batch of {len(batch)} failed: {type(e).__name__}: {e}"[:2000]
             return [ModelOutput(raw_output=None, error=msg) for _ in batch]
         fam = get_family(self.family)
-        return [to_output(o, audio_note(it, fam.clips(it), self.limit_s)) for o, it in zip(outs, batch)]
+        return [to_output(o, audio_note(it, fam.clips(it), self.limit_s), self.audio_id, self.think)
+                for o, it in zip(outs, batch)]
 
     def close(self) -> None:
         self.llm = None

@@ -6,6 +6,7 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from lalmbench.core import io
+from lalmbench.scoring.cost import ALL_TSV_COLUMNS, MEASURED, all_tsv_cells
 
 KEYS = ["model", "dataset", "task", "condition", "prompt", "metric"]
 VALUES = ["value", "ci_low", "ci_high", "n", "chance", "p_vs_chance", "parse_failure_rate"]
@@ -21,7 +22,14 @@ OFFICIAL = ["value_official", "n_official"]
 #: item-level Wilson interval, and the share of outputs that were non-answers (``parse_failure_rate``
 #: counts them too)
 CLUSTERED = ["n_clips", "design_effect", "ci_method", "wilson_ci_low", "wilson_ci_high", "non_answer_rate"]
-COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED + OFFICIAL + CLUSTERED
+#: last, for the same reason: a run's mean tokens in (and the audio's share), out (and a thinking span's
+#: share), latency and time to first token, for a language-model backend; empty, with why in
+#: ``cost_note``, for the others (lalmbench.scoring.cost.all_tsv_cells)
+COST = list(ALL_TSV_COLUMNS)
+COLUMNS = KEYS + VALUES + PROVENANCE + ["flags"] + JUDGED + OFFICIAL + CLUSTERED + COST
+#: measured on the machine, so they differ between two fresh runs of a language-model backend (a rerun
+#: from the prediction cache keeps them): compare two such all.tsv files without them
+MEASURED_COLUMNS: tuple[str, ...] = MEASURED
 
 
 RUN_KEYS = KEYS[:-1]
@@ -36,6 +44,7 @@ def metrics_rows(metrics: dict) -> list[dict]:
     Its ``flags`` (e.g. a captioning headline that fell back to another metric) go on every row."""
     base = {k: metrics.get(k) for k in RUN_KEYS + PROVENANCE}
     base["flags"] = list(metrics.get("flags") or [])
+    base.update(all_tsv_cells(metrics.get("cost")))
     rows = [{**base, **{k: metrics.get(k) for k in ["metric"] + VALUES + JUDGED + OFFICIAL + CLUSTERED}}]
     for extra in metrics.get("extra_metrics", []):
         rows.append({**base, **{k: extra.get(k, metrics.get(k) if k in ("n", "chance") else None)
@@ -119,16 +128,19 @@ def flags_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
                   flags_out: str | None = None, task_stats: Iterable[str] = (), item_versions: Iterable[str] = (),
-                  model_notes: Mapping[str, str] | None = None, cost_out: str | None = None) -> pd.DataFrame:
-    """all.tsv (and the flagged runs); ``cost_out``: the runs' tokens and latency
-    (lalmbench.scoring.cost), kept apart because latency never reproduces to the byte."""
+                  model_notes: Mapping[str, str] | None = None, cost_out: str | None = None,
+                  jobs: Iterable[str] | None = None) -> pd.DataFrame:
+    """all.tsv (and the flagged runs); ``cost_out``: the runs' tokens and latency (lalmbench.scoring.cost)
+    with the throughput of the generate jobs whose summaries ``jobs`` lists (lalmbench.inference.job_cost)."""
     paths = list(paths)
     df = build_table(paths, checks, task_stats, item_versions, model_notes)
     io.write_tsv(out, df)
     if flags_out:
         io.write_tsv(flags_out, flags_table(df))
     if cost_out:
+        from lalmbench.inference.job_cost import run_job_figures
         from lalmbench.scoring.cost import cost_table
 
-        io.write_tsv(cost_out, cost_table([io.read_json(p) for p in paths]))
+        figures = None if jobs is None else run_job_figures(io.read_json(p) for p in jobs)
+        io.write_tsv(cost_out, cost_table([io.read_json(p) for p in paths], figures))
     return df

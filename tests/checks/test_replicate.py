@@ -233,3 +233,23 @@ def test_the_tsv_writes_formula_like_cells_inert(folder_a, items, tmp_path, caps
     assert set(raw.b) == {"'=cmd|' /C calc'!A0"}
     assert not any(v.startswith(("=", "+", "@")) for v in tsv.values.ravel())
     assert report["runs"][0]["items"][0]["b"] == "=cmd|' /C calc'!A0"  # the JSON keeps the exact text
+
+
+def test_two_runs_timed_differently_replicate_and_a_token_count_that_differs_does_not(tmp_path):
+    from lalmbench.checks.replicate import compare_all_tsv, results_folder
+
+    run = {"model": "m", "dataset": "d", "task": "t", "condition": "audio", "prompt": "p", "metric": "accuracy",
+           "value": 0.5, "n": 2}
+
+    def folder(name, latency, ttft, out_tokens):
+        cost = {"backend": "openai", "input_tokens_mean": 11, "output_tokens_mean": out_tokens,
+                "latency_s_mean": latency, "ttft_s_mean": ttft, "cost_note": ""}
+        (tmp_path / f"{name}.json").write_text(json.dumps({**run, "cost": cost}))
+        (tmp_path / name).mkdir()
+        write_all_tsv([str(tmp_path / f"{name}.json")], str(tmp_path / name / "all.tsv"))
+        return results_folder(tmp_path / name)
+
+    a = folder("a", 0.5, 0.1, 3)
+    assert compare_all_tsv(a, folder("b", 0.9, 0.3, 3)) == []
+    assert [(d["column"], d["a"], d["b"]) for d in compare_all_tsv(a, folder("c", 0.5, 0.1, 4))] == [
+        ("output_tokens_mean", "3", "4")]

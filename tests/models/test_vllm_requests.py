@@ -46,7 +46,7 @@ def test_engine_kwargs():
                            "tensor_parallel_size": 2, "max_model_len": 8192, "seed": 7, "dtype": "bfloat16"})
     assert kw == {"model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "tensor_parallel_size": 2, "trust_remote_code": False,
                   "seed": 7, "limit_mm_per_prompt": {"audio": 5}, "revision": "abc", "tokenizer_revision": "abc",
-                  "max_model_len": 8192, "dtype": "bfloat16"}
+                  "max_model_len": 8192, "dtype": "bfloat16", "disable_log_stats": False}
     vox = vb.engine_kwargs({"model_id": "mistralai/Voxtral-Mini-3B-2507", "family": "voxtral",
                             "engine_args": {"enable_prefix_caching": False}})
     assert vox["tokenizer_mode"] == vox["config_format"] == vox["load_format"] == "mistral"
@@ -152,19 +152,25 @@ def test_generate_maps_outputs_and_fails_a_batch_as_a_whole(processor):
             if self.fail:
                 raise ValueError("prompt too long")
             self.seen = reqs
-            return [SimpleNamespace(prompt_token_ids=list(range(10 + i)),
+            # vLLM 0.32's RequestOutput: metrics (RequestStateStats) only while the engine logs stats
+            return [SimpleNamespace(prompt_token_ids=list(range(10 + i)) + [7] * i,
                                     outputs=[SimpleNamespace(text=f" ans{i} ", token_ids=[1, 2, 3],
-                                                             finish_reason="stop")])
+                                                             finish_reason="stop")],
+                                    metrics=SimpleNamespace(first_token_latency=0.25) if i == 0 else None)
                     for i in range(len(reqs))]
 
     model = object.__new__(vb.VLLMModel)  # everything __init__ sets, minus the engine start-up
     model.cfg, model.family, model.mode, model.processor = {}, "qwen2_audio", "prompt", processor
     model.llm, model.params, model.limit_s = FakeLLM(), None, 30.0
+    model.audio_id, model.think = 7, (None, 2)  # the audio placeholder's id, </think>'s id
     out = model.generate([item(tone()), item(None, i=1), item(tone(31.0), i=2)])
+    assert [o.extra["input_audio_tokens"] for o in out] == [1, 2, 3]  # placeholders in the prompt ids
+    assert [o.extra["reasoning_tokens"] for o in out] == [2, 2, 2]  # up to and including </think>
+    assert out[0].extra["ttft_s"] == 0.25 and "ttft_s" not in out[1].extra
     assert [o.raw_output for o in out] == ["ans0", "ans1", "ans2"]
     assert "audio_truncated" not in out[0].extra
     assert out[2].extra["audio_truncated"] == {"duration_s": 31.0, "model_max_s": 30.0}
-    assert [o.input_tokens for o in out] == [10, 11, 12] and out[0].output_tokens == 3
+    assert [o.input_tokens for o in out] == [10, 12, 14] and out[0].output_tokens == 3
     assert "multi_modal_data" in model.llm.seen[0] and "multi_modal_data" not in model.llm.seen[1]
     model.llm = FakeLLM(fail=True)
     out = model.generate([item(tone()), item(tone(), i=1)])

@@ -152,13 +152,14 @@ def build_audioflamingo3(out: Path) -> Path:
     return _finish(T.AudioFlamingo3ForConditionalGeneration(cfg), tok, out, proc)
 
 
-def build_text_lm(out: Path) -> Path:
-    """A plain Qwen2 causal LM with a ChatML template: the text-only baseline."""
+def build_text_lm(out: Path, specials: tuple[str, ...] = ()) -> Path:
+    """A plain Qwen2 causal LM with a ChatML template: the text-only baseline. ``specials``: more tokens
+    of its own (``<think>``, ``</think>`` for a thinking model's tokenizer)."""
     import torch
     import transformers as T
 
     torch.manual_seed(0)
-    tok = train_tokenizer(QWEN_SPECIALS, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tok = train_tokenizer(QWEN_SPECIALS + list(specials), eos_token="<|im_end|>", pad_token="<|endoftext|>")
     tok.chat_template = CHATML.replace("AUDIO_PLACEHOLDER", "")
     return _finish(T.Qwen2ForCausalLM(T.Qwen2Config(**_qwen_text(tok))), tok, out)
 

@@ -16,7 +16,8 @@ import numpy as np
 from ..base import Model, ModelInput, ModelOutput, register_backend
 from ..offline_llm import resolve_model_id
 from .families import Family, audio_note, family_for_model_type, get_family, probe_render
-from .generation import count_new_tokens, eos_ids, resolve_generation_config
+from .generation import (count_new_tokens, count_reasoning_tokens, eos_ids, resolve_generation_config,
+                         think_token_ids)
 from .loading import ModelLoadError, call_from_pretrained, check_loading_info
 from .presets import apply_preset, audio_position_note
 from .settings import HFSettings, flatten_params
@@ -74,6 +75,8 @@ class HFModel(Model):
         self._pad = self.generation_config.pad_token_id
         # the processor's audio placeholder, expanded to one id per audio frame: counts the audio's share of the input
         self._audio_id = getattr(self.processor, "audio_token_id", None)
+        # a thinking span's markers: its tokens are counted apart from the answer's (extra.reasoning_tokens)
+        self._think = think_token_ids(self.tokenizer)
 
     # ------------------------------------------------------------------ loading
     def _apply_preset(self, cfg: dict[str, Any]) -> None:
@@ -226,14 +229,17 @@ class HFModel(Model):
         n_in = enc["input_ids"].shape[1]
         new = seq[:, n_in:].tolist()
         counts = [count_new_tokens(toks, self._eos, self._pad) for toks in new]
-        texts = self.tokenizer.batch_decode([t[:n] for t, n in zip(new, counts)], skip_special_tokens=True)
+        made = [t[:n] for t, n in zip(new, counts)]
+        texts = self.tokenizer.batch_decode(made, skip_special_tokens=True)
+        thinking = [count_reasoning_tokens(t, self._think) for t in made]
         in_counts = enc["attention_mask"].sum(-1).tolist()
         audio_counts = ((enc["input_ids"] == self._audio_id) & enc["attention_mask"].bool()).sum(-1).tolist() \
             if isinstance(self._audio_id, int) else [None] * len(items)
         return [ModelOutput(raw_output=text.strip(), input_tokens=int(n_i), output_tokens=int(n_o),
                             extra={"generation": self.effective_generation, **self.audio_note(it),
-                                   **({} if n_a is None else {"input_audio_tokens": int(n_a)})})
-                for text, n_i, n_o, n_a, it in zip(texts, in_counts, counts, audio_counts, items)]
+                                   **({} if n_a is None else {"input_audio_tokens": int(n_a)}),
+                                   **({} if n_r is None else {"reasoning_tokens": n_r})})
+                for text, n_i, n_o, n_a, n_r, it in zip(texts, in_counts, counts, audio_counts, thinking, items)]
 
     def close(self) -> None:
         self.model = None

@@ -68,3 +68,31 @@ def count_new_tokens(tokens: list[int], eos: set[int], pad: int | None) -> int:
     while n and pad is not None and tokens[n - 1] == pad:
         n -= 1
     return n
+
+
+#: the markers of a thinking span as Qwen3's thinking templates write it (the template may open it in the prompt)
+THINK_START, THINK_END = "<think>", "</think>"
+
+
+def think_token_ids(tokenizer: Any) -> tuple[int | None, int | None]:
+    """The ids of ``<think>`` and ``</think>`` where the tokenizer holds each as one token, else None."""
+    try:
+        vocab = tokenizer.get_vocab()
+    except Exception:  # noqa: BLE001 - a tokenizer without a vocabulary (mistral-common): no markers
+        return None, None
+    start, end = vocab.get(THINK_START), vocab.get(THINK_END)
+    return (start if isinstance(start, int) else None), (end if isinstance(end, int) else None)
+
+
+def count_reasoning_tokens(tokens: list[int], think: tuple[int | None, int | None]) -> int | None:
+    """How many of the generated ``tokens`` belong to the thinking span: up to and including the first
+    ``</think>`` (the span may open in the prompt); from ``<think>`` to the end when the span never
+    closes (cut by max_new_tokens); 0 without one. None when the tokenizer has no ``</think>`` token."""
+    start, end = think
+    if end is None:
+        return None
+    if end in tokens:
+        return tokens.index(end) + 1
+    if start is not None and start in tokens:
+        return len(tokens) - tokens.index(start)
+    return 0
