@@ -25,10 +25,12 @@ rule plot_sampling:
         env_ready("core"),
         table="results/all.tsv",
         cost="results/tables/cost.tsv",
+        metrics=lambda w: [f"results/scores/{r.key}/metrics.json" for r in RUNS],
     output:
         png=in_report("results/figures/sampling.png", "Results", "Sampling", "sampling"),
         svg="results/figures/sampling.svg",
         tsv=in_report("results/tables/sampling.tsv", "Results", "Sampling", "sampling"),
+        curve=in_report("results/tables/sampling_curve.tsv", "Results", "Sampling", "sampling"),
     log:
         f"{LOGS}/plot_sampling.log",
     params:
@@ -37,7 +39,7 @@ rule plot_sampling:
         conda_file("core")
     shell:
         "{params.py:q} scripts/plot_sampling.py --table {input.table} --cost {input.cost} --tsv {output.tsv} "
-        "--png {output.png} --svg {output.svg} > {log} 2>&1"
+        "--curve-tsv {output.curve} --png {output.png} --svg {output.svg} --metrics {input.metrics} > {log} 2>&1"
 
 
 rule report_table:

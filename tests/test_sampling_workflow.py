@@ -56,6 +56,10 @@ def test_a_sampled_model_through_the_workflow(tmp_path):
     assert fig.loc["sampled", "k"] == 3 and fig.loc["sampled", "output_tokens_mean"] > 0
     assert fig.loc["random", "k"] == 1 and fig.loc["random", "cost_note"].startswith("a baseline")
     assert (wd / "results" / "figures" / "sampling.png").stat().st_size > 10_000
+    curve = pd.read_csv(wd / "results" / "tables" / "sampling_curve.tsv", sep="\t").set_index("j")
+    assert list(curve.index) == [1, 2, 3] and curve["pass_j"].is_monotonic_increasing
+    assert curve.loc[1, "pass_j"] == pytest.approx(mine.loc["accuracy@3_mean", "value"])
+    assert curve.loc[3, "pass_j"] == pytest.approx(mine.loc["pass@3", "value"])
     (summary,) = (wd / "results" / "predictions" / "sampled" / "generate").glob("*.json")
     assert json.loads(summary.read_text())["slices"][0]["generated"] == 24
 
@@ -105,3 +109,25 @@ def test_the_sampling_table_pools_runs_and_sets_a_sampled_model_beside_a_greedy_
     assert (s["accuracy_k_mean"], s["pass_k"], s["majority_k"]) == (0.6, 0.9, 0.65)
     assert s["output_tokens_mean"] == pytest.approx(175.0)
     assert len(plot_sampling(sampling_table(table, cost)).axes) == 2
+
+
+def test_sampling_curves_pool_each_models_runs_by_items_and_prefer_its_audio_runs():
+    from lalmbench.report.plots.sampling import plot_sampling, sampling_curves, sampling_table
+
+    def run(task, condition, n, curve):
+        return {"model": "s", "task": task, "condition": condition, "n": n,
+                "sampling_curve": [{"k": j + 1, "pass": p, "majority": m} for j, (p, m) in enumerate(curve)]}
+
+    metrics = [run("t", "audio", 10, [(0.4, 0.4), (0.6, 0.4)]), run("u", "audio", 30, [(0.8, 0.8), (1.0, 0.9)]),
+               run("t", "no-audio", 50, [(0.0, 0.0), (0.0, 0.0)]), {"model": "greedy", "n": 10}]
+    c = sampling_curves(metrics).set_index("j")
+    assert list(c.index) == [1, 2] and (c["n"] == 40).all()
+    assert c.loc[1, "pass_j"] == pytest.approx((0.4 * 10 + 0.8 * 30) / 40)
+    assert c.loc[2, "majority_j"] == pytest.approx((0.4 * 10 + 0.9 * 30) / 40)
+    table = pd.DataFrame([
+        {"model": "s", "model_id": "x", "condition": "audio", "metric": m, "value": v, "n": 40}
+        for m, v in [("accuracy", 0.5), ("accuracy@2_mean", 0.7), ("pass@2", 0.9), ("majority@2", 0.78)]])
+    cost = pd.DataFrame(columns=["model", "condition", "n_outputs", "output_tokens_mean", "cost_note"])
+    fig = plot_sampling(sampling_table(table, cost), sampling_curves(metrics))
+    pass_line, = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "s: pass@j"]
+    assert list(pass_line.get_xdata()) == [1, 2] and pass_line.get_ydata()[1] == pytest.approx(0.9)

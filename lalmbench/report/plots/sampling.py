@@ -9,6 +9,7 @@ written beside it (results/tables/sampling.tsv).
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ import pandas as pd
 from lalmbench.report.plots.common import placeholder
 
 SAMPLED = re.compile(r"^(?:accuracy@(?P<mean>\d+)_mean|pass@(?P<pass>\d+)|majority@(?P<majority>\d+))$")
+CURVE_COLUMNS = ["model", "j", "pass_j", "majority_j", "n"]
 COLUMNS = ["model", "model_id", "k", "accuracy", "accuracy_k_mean", "pass_k", "majority_k", "output_tokens_mean",
            "cost_note"]
 
@@ -52,34 +54,68 @@ def sampling_table(table: pd.DataFrame, cost: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def plot_sampling(t: pd.DataFrame):
-    """Left: accuracy of one output, avg@k, majority@k and pass@k per model (a greedy model: its one
-    point). Right: accuracy against mean output tokens, the thinking-budget view."""
+def sampling_curves(metrics: list[dict]) -> pd.DataFrame:
+    """Accuracy against j = 1..k per sampled model: pass@j (unbiased, from all k samples) and majority@j
+    (the vote of the first j samples), each run's ``sampling_curve`` from its metrics.json pooled over
+    the model's runs with their item counts as weights (its ``audio`` condition where it has one)."""
+    rows = [{"model": m["model"], "condition": m.get("condition"), "j": point["k"], "n": m.get("n") or 0,
+             "pass": point["pass"], "majority": point["majority"]}
+            for m in metrics for point in m.get("sampling_curve") or []]
+    if not rows:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    df = pd.DataFrame(rows)
+    out = []
+    for model, runs in df.groupby("model", sort=True):
+        if (runs["condition"] == "audio").any():
+            runs = runs[runs["condition"] == "audio"]
+        for j, at_j in runs.groupby("j", sort=True):
+            out.append({"model": model, "j": int(j), "pass_j": _pooled(at_j, "n", "pass"),
+                        "majority_j": _pooled(at_j, "n", "majority"), "n": int(at_j["n"].sum())})
+    return pd.DataFrame(out, columns=CURVE_COLUMNS)
+
+
+def plot_sampling(t: pd.DataFrame, curves: pd.DataFrame | None = None):
+    """Left: accuracy against k: per sampled model pass@j (solid) and majority@j (dashed) for j = 1..k
+    and avg@k (dotted, the same at every j); a greedy model is its one output at k = 1. Right: accuracy
+    against mean output tokens, the thinking-budget view (avg@k for a sampled model). One colour per model."""
     from lalmbench.report.plots.style import plt
 
     if t.empty:
         return placeholder("no model in results/all.tsv", title="Sampling")
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    steps = ["accuracy", "accuracy_k_mean", "majority_k", "pass_k"]
-    for r in t.itertuples():
-        ys = [getattr(r, s) for s in steps]
-        shown = [(i, y) for i, y in enumerate(ys) if not pd.isna(y)]
-        label = r.model if r.k == 1 else f"{r.model} (k={r.k})"
-        left.plot([i for i, _ in shown], [y for _, y in shown], marker="o", linestyle="-" if r.k > 1 else "none",
-                  label=label)
-    left.set_xticks(range(len(steps)), ["one output\n(greedy / sample 0)", "avg@k", "majority@k", "pass@k"])
+    curves = curves if curves is not None else pd.DataFrame(columns=CURVE_COLUMNS)
+    colours = {m: plt.get_cmap("tab10")(i % 10) for i, m in enumerate(t["model"])}
+    kmax = max(int(t["k"].max()), 1)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4))
+    greedy = t[t["k"] == 1].reset_index(drop=True)
+    for i, r in greedy.iterrows():
+        # greedy points side by side at k = 1, so that equal accuracies stay visible
+        x = 1 + 0.12 * (i - (len(greedy) - 1) / 2) / max(len(greedy), 1) * min(kmax - 1, 3)
+        left.plot([x], [r["accuracy"]], marker="o", linestyle="none", color=colours[r["model"]], label=r["model"])
+    for r in t[t["k"] > 1].itertuples():
+        c = curves[curves["model"] == r.model]
+        colour = colours[r.model]
+        if len(c):
+            left.plot(c["j"], c["pass_j"], marker="o", color=colour, label=f"{r.model}: pass@j")
+            left.plot(c["j"], c["majority_j"], marker="s", linestyle="--", color=colour, label=f"{r.model}: majority@j")
+        else:
+            left.plot([r.k], [r.pass_k], marker="o", color=colour, label=f"{r.model}: pass@{r.k}")
+            left.plot([r.k], [r.majority_k], marker="s", color=colour, label=f"{r.model}: majority@{r.k}")
+        left.hlines(r.accuracy_k_mean, 1, r.k, colors=[colour], linestyles=":", label=f"{r.model}: avg@{r.k}")
+    left.set_xticks(range(1, kmax + 1))
+    left.set_xlabel("k (samples per item; a greedy model: one output)")
     left.set_ylabel("accuracy")
-    left.set_ylim(0, 1)
-    left.legend(fontsize=7)
+    left.set_ylim(0, 1.02)
     left.set_title("Accuracy against k")
-    tokens = t.dropna(subset=["output_tokens_mean", "accuracy"])
+    left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    y = t["accuracy_k_mean"].where(t["k"] > 1, t["accuracy"])
+    tokens = t.assign(y=y).dropna(subset=["output_tokens_mean", "y"])
     for r in tokens.itertuples():
-        right.scatter(r.output_tokens_mean, r.accuracy)
-        right.annotate(r.model, (r.output_tokens_mean, r.accuracy), fontsize=7, xytext=(3, 3),
-                       textcoords="offset points")
+        right.scatter(r.output_tokens_mean, r.y, color=colours[r.model])
+        right.annotate(r.model if r.k == 1 else f"{r.model} (avg@{r.k})", (r.output_tokens_mean, r.y), fontsize=7,
+                       xytext=(3, 3), textcoords="offset points")
     right.set_xlabel("mean output tokens per output")
-    right.set_ylabel("accuracy (one output)")
-    right.set_ylim(0, 1)
+    right.set_ylabel("accuracy (avg@k where sampled)")
+    right.set_ylim(0, 1.02)
     right.set_title("Accuracy against output tokens")
     missing = sorted(set(t["model"]) - set(tokens["model"]))
     if missing:
@@ -88,14 +124,19 @@ def plot_sampling(t: pd.DataFrame):
     return fig
 
 
-def write_sampling(all_tsv: str, cost_tsv: str, *, tsv: str, png: str, svg: str) -> pd.DataFrame:
-    """Rule plot_sampling: read all.tsv and cost.tsv, write the table and its figure."""
+def write_sampling(all_tsv: str, cost_tsv: str, *, tsv: str, png: str, svg: str, metrics: Sequence[str] = (),
+                   curve_tsv: str | None = None) -> pd.DataFrame:
+    """Rule plot_sampling: read all.tsv, cost.tsv and the runs' metrics.json (their sampling curves),
+    write the tables and the figure."""
     from lalmbench.core import io
     from lalmbench.report.plots.style import save
 
     table = pd.read_csv(all_tsv, sep="\t", keep_default_na=False, na_values=[""])
     cost = pd.read_csv(cost_tsv, sep="\t", keep_default_na=False, na_values=[""])
     t = sampling_table(table, cost)
+    curves = sampling_curves([io.read_json(p) for p in metrics])
     io.write_tsv(tsv, t)
-    save(plot_sampling(t), png, svg)
+    if curve_tsv:
+        io.write_tsv(curve_tsv, curves)
+    save(plot_sampling(t, curves), png, svg)
     return t
