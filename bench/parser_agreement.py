@@ -105,7 +105,8 @@ def final_sentence_names_one(raw: str, options: list[dict]) -> bool:
 #: more of them, graded after); round 7 (120 MMAU-Pro outputs of one model on real audio and on white
 #: noise, graded before the rules they called for) and round 8 (60 more of them, graded after)
 ROUNDS = ("labels.jsonl", "labels_round2.jsonl", "labels_round3.jsonl", "labels_round5.jsonl",
-          "labels_round6.jsonl", "labels_round7.jsonl", "labels_round8.jsonl", "labels_round9.jsonl")
+          "labels_round6.jsonl", "labels_round7.jsonl", "labels_round8.jsonl", "labels_round9.jsonl",
+          "labels_round10.jsonl", "labels_round11.jsonl", "labels_round12.jsonl")
 
 
 def collected_rows(labels: str = "labels.jsonl") -> list[dict]:
