@@ -47,6 +47,10 @@ def main() -> None:
     preds = io.read_parquet(a.predictions)
     caption = io.read_json(a.captioning_result) if a.captioning_result else None
     dec, metrics, extra = score_open(kind, items, preds, cfg, captioning_result=caption)
+    from lalmbench.scoring.sampled import open_samples_flag
+
+    if (flag := open_samples_flag(preds)) is not None:
+        metrics = {**metrics, "flags": [*metrics.get("flags", []), flag]}
     official_cfg = json.loads(a.official_json)
     if official_cfg:
         from lalmbench.scoring.official import run_official

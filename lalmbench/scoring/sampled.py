@@ -73,6 +73,16 @@ def sample_outputs(preds: pd.DataFrame) -> list[pd.DataFrame]:
             for j in range(k)]
 
 
+def open_samples_flag(preds: pd.DataFrame) -> str | None:
+    """The flag of an open-answer run whose model drew k > 1 samples per item: its metrics (WER, BLEU,
+    CIDEr ...) score sample 0 only, and all.tsv must say so rather than pass it off as a sampled score."""
+    if "samples" not in preds.columns or not len(preds):
+        return None
+    k = len(json.loads(preds["samples"].iloc[0]))
+    return (f"{k} samples per item drawn; this open-answer metric scores sample 0 only "
+            f"(accuracy@k_mean, pass@k and majority@k are computed for multiple-choice tasks)")
+
+
 def _row(metric: str, summary: dict, n_items: int, chance: float, parse_failure_rate: float | None = None) -> dict:
     return {"metric": metric, "value": summary["value"], "ci_low": summary["ci_low"], "ci_high": summary["ci_high"],
             "n": n_items, "chance": chance, "p_vs_chance": summary["p_vs_chance"],

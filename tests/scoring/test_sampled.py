@@ -118,3 +118,17 @@ def test_the_clustered_interval_covers_the_truth_at_its_nominal_rate(clip_size):
     assert naive / runs < 0.95 - tol, naive / runs
     if clip_size > 1:
         assert by_item / runs < 0.95 - tol, by_item / runs
+
+
+def test_an_open_answer_run_with_samples_is_flagged_as_scoring_sample_0_only():
+    import json
+
+    import pandas as pd
+
+    from lalmbench.scoring.sampled import open_samples_flag
+
+    one = {"raw_output": "a dog barks", "error": None}
+    preds = pd.DataFrame({"id": ["a", "b"], "raw_output": ["a dog barks", "rain"],
+                          "samples": [json.dumps([one] * 3), json.dumps([one] * 3)]})
+    assert open_samples_flag(preds).startswith("3 samples per item drawn; this open-answer metric scores sample 0")
+    assert open_samples_flag(preds.drop(columns="samples")) is None
