@@ -130,6 +130,7 @@ from lalmbench.scoring import answer_labels as al
 from lalmbench.scoring import answer_slots as sl
 from lalmbench.scoring import answer_text as at
 from lalmbench.scoring import conclusion as cl
+from lalmbench.scoring import label_checks as lc
 from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
@@ -165,59 +166,6 @@ def _non_answer(kind: str, detail: str = "") -> ParseResult:
     """An output that answers nothing, named as such (``non-answer: asks for input``, ...): never
     credited, and counted apart from the outputs the parser failed to read."""
     return ParseResult(None, "non-answer", f"non-answer: {kind}" + (f" ({detail})" if detail else ""))
-
-
-_LABELLED_BEFORE = re.compile(r"(?:\b(?i:option|choice)\s+|[(\[]|^|\s)(?P<l>[A-Za-z])[)\].:,]?\s*"
-                              r"(?i:(?:a|an|the)\s+)?$")
-
-
-def _labelled(text: str, pos: int, label: str) -> bool:
-    """Whether the option text at ``pos`` follows its own label ("Option A, ...", "(A) ...", "A. ...")."""
-    m = _LABELLED_BEFORE.search(text[max(0, pos - 16):pos])
-    return m is not None and m.group("l").upper() == label
-
-
-def _contrast(a: ot.OptionPhrase, b: ot.OptionPhrase) -> bool:
-    """Options that differ by a modifier ("female singer" / "male singer", "two beeps" / "one beep"):
-    describing one excludes the other."""
-    return bool((set(a.words) & set(b.words)) - cl.FUNCTION_WORDS)
-
-
-def _contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label: str, pos: int,
-                  phrases: Sequence[ot.OptionPhrase],
-                  v: at.Vetoes) -> str | None:
-    """Why a label read at ``pos`` is contradicted by the text around it, or None: its sentence or
-    the one before asserts a contrasting option ("... a solo female singer. The answer is B." with B
-    "Male singer"), or a later conclusion sentence names another option."""
-    by_label = {p.label: p for p in phrases}
-    mine = by_label.get(label)
-    k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
-    if k is None:
-        return None
-    # "Therefore, the answer is: (A) The third speaker" states the label with its own text: the
-    # statement is whole, whatever the sentence before it described
-    whole = ot.starts_with_option(text, pos + len(label), min(len(text), pos + len(label) + 300), phrases) == label
-    # an answer slot after the reasoning's closing tag ("...pull him out.</Reasoning><Conclusion>B") is
-    # the template's answer: the reasoning's last sentence is not its description
-    first = k if k and cl.TAG.search(text, sentences[k - 1][1], pos) else max(0, k - 1)
-    if mine is not None and not whole:
-        for s, e in sentences[first:k + 1]:
-            # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
-            named = {lab for lab, a, _ in ot.named_options(text, s, e, phrases, v).spans
-                     if not _labelled(text, a, lab)}
-            if len(named) == 1 and label not in named:
-                other, = named
-                # describing "valid" does not contradict "Valid. No counterexample exists"
-                if other in by_label and _contrast(mine, by_label[other]) \
-                        and not set(by_label[other].words) < set(mine.words):
-                    return f"label {label} but the text says option {other}"
-    for s, e in sentences[k + 1:]:
-        if not at.MARKER.search(masked, s, e) or cl.list_heading(text, masked, s, phrases):
-            continue
-        named = ot.named_options(text, s, e, phrases, v).asserted
-        if len(named) == 1 and label not in named:
-            return f"label {label} but a later conclusion names option {next(iter(named))}"
-    return None
 
 
 # --- option-text stages -----------------------------------------------------------------------
@@ -281,8 +229,8 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
 # --- entry point --------------------------------------------------------------------------------
 
 #: the files whose code decides a score: a change to any of them re-scores every run
-SCORER_FILES = ("scoring/parse.py", "scoring/conclusion.py", "scoring/answer_labels.py", "scoring/answer_text.py",
-                "scoring/option_text.py", "scoring/answer_slots.py", "scoring/mcq.py")
+SCORER_FILES = ("scoring/parse.py", "scoring/conclusion.py", "scoring/label_checks.py", "scoring/answer_labels.py",
+                "scoring/answer_text.py", "scoring/option_text.py", "scoring/answer_slots.py", "scoring/mcq.py")
 
 
 @lru_cache(maxsize=1)
@@ -417,13 +365,13 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         lr = al.label_read(text, opts, phrases, v, bool(occurrences))
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
-        if lr is not None and lr.label is not None and (other := _label_is_other_text(text, lr, opts, phrases)):
+        if lr is not None and lr.label is not None and (other := lc.label_is_other_text(text, lr, opts, phrases)):
             return _unparseable(f"label {lr.label} is also option {other}'s text")
         if lr is not None and lr.kind == "explicit":
-            why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
+            why = occurrences and lc.contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
             return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
 
-    if labels_shown and (slot := _label_slot_with_other_text(text, opts, phrases)):
+    if labels_shown and (slot := lc.label_slot_with_other_text(text, opts, phrases)):
         return _unparseable(slot)
     if occurrences and _ANY_OF_THEM.search(masked) and not at.MARKER.search(masked):
         # "The sound of frying food can occur in any of these places. It depends on ...": every option
@@ -441,7 +389,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
             return _unparseable(f"analysis cut off before its conclusion (label {lr.label} in it)")
         if concl is not None and concl.label is not None and concl.label != lr.label:
             return _unparseable(f"label {lr.label} but the {concl.reason} names option {concl.label}")
-        why = occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
+        why = occurrences and lc.contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)
         return _unparseable(why) if why else ParseResult(lr.label, "label-pattern", lr.reason)
 
     res = _text_stages(text, opts, stages)
@@ -492,36 +440,6 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 # "can occur in any of these places", "all of the options are possible": no option chosen over another
 _ANY_OF_THEM = re.compile(r"(?i:\b(?:any|all)\s+of\s+(?:these|those|the)\s+(?:places|locations|options|choices"
                           r"|answers|settings)\b)")
-# "<C>Red Hand</C>": an answer slot whose tag is a label and whose content is an option's text
-_LABEL_SLOT = re.compile(r"<(?P<l>[A-J])>(?P<c>[^<\n]{1,300})</(?P=l)>")
-
-
-def _label_slot_with_other_text(text: str, opts: tuple[tuple[str, str], ...],
-                                phrases: Sequence[ot.OptionPhrase]) -> str | None:
-    """Why an answer slot tagged with one label but holding another option's text ("<C>Red Hand</C>"
-    with A "The Red Hand") is ambiguous, or None: a label followed by another option's text."""
-    labels = {lab for lab, _ in opts}
-    for m in _LABEL_SLOT.finditer(text):
-        named = {lab for lab, _, _ in ot.find_options(text, *m.span("c"), phrases)}
-        if m.group("l") in labels and named and m.group("l") not in named:
-            return f"answer slot <{m.group('l')}> holds option {sorted(named)[0]}'s text"
-    return None
-
-
-def _label_is_other_text(text: str, lr: al.LabelRead, opts: tuple[tuple[str, str], ...],
-                         phrases: Sequence[ot.OptionPhrase]) -> str | None:
-    """The option whose text is the label read, when the label stands bare: with options numbered
-    ``1) 2 | 2) 0 | 3) 4 | 4) 1``, "the answer is **1**" may be label 1 or the count one (option 4).
-    A label followed by its own text ("4) 1") is whole."""
-    others = [lab for lab, t in opts if lab != lr.label and normalise_text(t) == normalise_text(lr.label)]
-    if not others:
-        return None
-    end = lr.pos + len(lr.label)
-    if ot.starts_with_option(text, end, min(len(text), end + 300), phrases) == lr.label:
-        return None
-    return others[0]
-
-
 def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple[tuple[str, str], ...],
                         phrases: Sequence[ot.OptionPhrase], occurrences: list, refusal: str, stages: tuple[str, ...],
                         labels_shown: bool) -> ParseResult | None:
@@ -546,13 +464,13 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
         return ParseResult(picked[0], picked[2], f"answer-is ({why})")
     if labels_shown and "label-pattern" in stages:
         lr = al.label_read(text, opts, phrases, v, bool(occurrences))
-        if lr is not None and (lr.kind == "hard" or (lr.label is not None and _label_is_other_text(text, lr, opts,
-                                                                                                   phrases))) \
-                or _label_slot_with_other_text(text, opts, phrases):
+        if lr is not None and (lr.kind == "hard" or (lr.label is not None
+                                                     and lc.label_is_other_text(text, lr, opts, phrases))) \
+                or lc.label_slot_with_other_text(text, opts, phrases):
             return None  # the label and the text disagree, or the label is another option's text
         if lr is not None and lr.label is not None and after(lr.label, lr.pos) \
                 and sl.committed(masked, sentences, lr.pos, v) \
-                and not (occurrences and _contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
+                and not (occurrences and lc.contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
             return ParseResult(lr.label, "label-pattern", f"{lr.reason} ({why})")
     if occurrences and "conclusion" in stages:
         concl = cl.read_conclusion(text, masked, sentences, phrases, v, labels_shown)
