@@ -440,6 +440,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 # "can occur in any of these places", "all of the options are possible": no option chosen over another
 _ANY_OF_THEM = re.compile(r"(?i:\b(?:any|all)\s+of\s+(?:these|those|the)\s+(?:places|locations|options|choices"
                           r"|answers|settings)\b)")
+
+
 def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple[tuple[str, str], ...],
                         phrases: Sequence[ot.OptionPhrase], occurrences: list, refusal: str, stages: tuple[str, ...],
                         labels_shown: bool) -> ParseResult | None:
