@@ -1,0 +1,99 @@
+"""Whether a label the label stages read agrees with the option texts around it.
+
+A label is unparseable when the text says another option: its sentence describes a contrasting
+option, a later conclusion names another, an answer slot tagged with it holds another option's text,
+or the bare label is itself another option's text. Apart from :mod:`lalmbench.scoring.parse` so the
+entry point reads as the order of its stages; these return why, or None, and the parser decides.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from lalmbench.scoring import answer_labels as al
+from lalmbench.scoring import answer_text as at
+from lalmbench.scoring import conclusion as cl
+from lalmbench.scoring import option_text as ot
+from lalmbench.scoring.option_text import normalise_text
+
+
+_LABELLED_BEFORE = re.compile(r"(?:\b(?i:option|choice)\s+|[(\[]|^|\s)(?P<l>[A-Za-z])[)\].:,]?\s*"
+                              r"(?i:(?:a|an|the)\s+)?$")
+
+
+def _labelled(text: str, pos: int, label: str) -> bool:
+    """Whether the option text at ``pos`` follows its own label ("Option A, ...", "(A) ...", "A. ...")."""
+    m = _LABELLED_BEFORE.search(text[max(0, pos - 16):pos])
+    return m is not None and m.group("l").upper() == label
+
+
+def _contrast(a: ot.OptionPhrase, b: ot.OptionPhrase) -> bool:
+    """Options that differ by a modifier ("female singer" / "male singer", "two beeps" / "one beep"):
+    describing one excludes the other."""
+    return bool((set(a.words) & set(b.words)) - cl.FUNCTION_WORDS)
+
+
+def contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label: str, pos: int,
+                 phrases: Sequence[ot.OptionPhrase], v: at.Vetoes) -> str | None:
+    """Why a label read at ``pos`` is contradicted by the text around it, or None: its sentence or
+    the one before asserts a contrasting option ("... a solo female singer. The answer is B." with B
+    "Male singer"), or a later conclusion sentence names another option."""
+    by_label = {p.label: p for p in phrases}
+    mine = by_label.get(label)
+    k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
+    if k is None:
+        return None
+    # "Therefore, the answer is: (A) The third speaker" states the label with its own text: the
+    # statement is whole, whatever the sentence before it described
+    whole = ot.starts_with_option(text, pos + len(label), min(len(text), pos + len(label) + 300), phrases) == label
+    # an answer slot after the reasoning's closing tag ("...pull him out.</Reasoning><Conclusion>B") is
+    # the template's answer: the reasoning's last sentence is not its description
+    first = k if k and cl.TAG.search(text, sentences[k - 1][1], pos) else max(0, k - 1)
+    if mine is not None and not whole:
+        for s, e in sentences[first:k + 1]:
+            # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
+            named = {lab for lab, a, _ in ot.named_options(text, s, e, phrases, v).spans
+                     if not _labelled(text, a, lab)}
+            if len(named) == 1 and label not in named:
+                other, = named
+                # describing "valid" does not contradict "Valid. No counterexample exists"
+                if other in by_label and _contrast(mine, by_label[other]) \
+                        and not set(by_label[other].words) < set(mine.words):
+                    return f"label {label} but the text says option {other}"
+    for s, e in sentences[k + 1:]:
+        if not at.MARKER.search(masked, s, e) or cl.list_heading(text, masked, s, phrases):
+            continue
+        named = ot.named_options(text, s, e, phrases, v).asserted
+        if len(named) == 1 and label not in named:
+            return f"label {label} but a later conclusion names option {next(iter(named))}"
+    return None
+
+
+# "<C>Red Hand</C>": an answer slot whose tag is a label and whose content is an option's text
+_LABEL_SLOT = re.compile(r"<(?P<l>[A-J])>(?P<c>[^<\n]{1,300})</(?P=l)>")
+
+
+def label_slot_with_other_text(text: str, opts: tuple[tuple[str, str], ...],
+                               phrases: Sequence[ot.OptionPhrase]) -> str | None:
+    """Why an answer slot tagged with one label but holding another option's text ("<C>Red Hand</C>"
+    with A "The Red Hand") is ambiguous, or None: a label followed by another option's text."""
+    labels = {lab for lab, _ in opts}
+    for m in _LABEL_SLOT.finditer(text):
+        named = {lab for lab, _, _ in ot.find_options(text, *m.span("c"), phrases)}
+        if m.group("l") in labels and named and m.group("l") not in named:
+            return f"answer slot <{m.group('l')}> holds option {sorted(named)[0]}'s text"
+    return None
+
+
+def label_is_other_text(text: str, lr: al.LabelRead, opts: tuple[tuple[str, str], ...],
+                        phrases: Sequence[ot.OptionPhrase]) -> str | None:
+    """The option whose text is the label read, when the label stands bare: with options numbered
+    ``1) 2 | 2) 0 | 3) 4 | 4) 1``, "the answer is **1**" may be label 1 or the count one (option 4).
+    A label followed by its own text ("4) 1") is whole."""
+    others = [lab for lab, t in opts if lab != lr.label and normalise_text(t) == normalise_text(lr.label)]
+    if not others:
+        return None
+    end = lr.pos + len(lr.label)
+    if ot.starts_with_option(text, end, min(len(text), end + 300), phrases) == lr.label:
+        return None
+    return others[0]
