@@ -57,7 +57,7 @@ def test_a_misspelt_key_names_the_backend_and_the_closest_allowed_key():
     ({"backend": "openai", "params": {"base_url": "http://x/v1", "api_keyenv": "K"}},
      "models.q.params.api_keyenv: unknown key 'api_keyenv' for backend 'openai'; did you mean 'api_key_env'? (allowed: "
      "api_key_env, backoff_max_s, backoff_s, base_url, deadline_s, max_concurrency, max_response_bytes, max_retries, "
-     "system_prompt, timeout_s)"),
+     "stream, system_prompt, timeout_s)"),
     ({"backend": "vllm", "model_id": "m/x", "generation": {"num_beams": 4}},
      "models.q.generation.num_beams: 1 was expected"),
     ({"backend": "vllm", "model_id": "m/x"},
