@@ -13,13 +13,6 @@ from lalmbench.scoring import answer_text as at
 from lalmbench.scoring import option_text as ot
 
 
-def _last(pattern: re.Pattern, text: str) -> re.Match | None:
-    m = None
-    for m in pattern.finditer(text):
-        pass
-    return m
-
-
 # a JSON object closing the output ('{"chord": "Bm"}', '```json\n{"answer": "C#:maj", "confidence": 0.9}\n```')
 _JSON_OBJECT = re.compile(r'\{[^{}]{1,1200}\}\s*(?:```)?\s*$')
 _JSON_FIELD = re.compile(r'"(?P<k>[A-Za-z_ ]{1,30})"\s*:\s*"(?P<c>[^"\n{}]{1,300})"')
@@ -56,7 +49,7 @@ def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple
     """(label, position, the parser stage that reads it) of the option the last answer statement picks
     ("So, the correct choice is A. I do not have an answer", "My response is C. Their dad"): a label
     (with its own text, if any) or the one option its sentence names, neither negated nor hedged."""
-    ans = _last(_PICKS, masked)
+    ans = at.last_match(_PICKS, masked)
     if ans is None:
         return None
     k = next((i for i, (s, e) in enumerate(sentences) if s <= ans.start() < e), None)
@@ -119,7 +112,7 @@ def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, s
         if not _NEGATION_WORD.fullmatch(own[lab].strip()):
             continue
         line = text.rfind("\n", 0, a) + 1
-        ans = _last(at.ANSWER_IS, text[line:a])
+        ans = at.last_match(at.ANSWER_IS, text[line:a])
         if ans is not None and _BEFORE_STATED.fullmatch(text, line + ans.end(), a):
             out.append((a, b))
     return out

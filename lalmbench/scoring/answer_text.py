@@ -177,6 +177,14 @@ _LIST_AFTER_LEAD_IN = re.compile(r"(?m)^[^\n]*:[ \t]*\n(?:[ \t]*\n)?(?P<items>(?
 _CONCEDED = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|might|could|may\s+be)\b(?=[^.!?\n]*\b(?:but|however)\b))")
 
 
+def last_match(pattern: re.Pattern, text: str) -> re.Match | None:
+    """The last match of ``pattern`` in ``text`` (the final answer tag, the last answer phrase), or None."""
+    m = None
+    for m in pattern.finditer(text):
+        pass
+    return m
+
+
 def negation_between(text: str, start: int, end: int) -> bool:
     """Whether a negation cue ("not", "rather than", "n't", ...) occurs in ``text[start:end]``."""
     return _NEGATION.search(text, start, end) is not None

@@ -53,13 +53,6 @@ def cut_off(text: str) -> bool:
 BOXED = re.compile(r"\\boxed\{(?P<c>[^{}\n]{0,500}(?:\{[^{}\n]{0,500}\}[^{}\n]{0,500})?)\}")
 
 
-def last(pattern: re.Pattern, text: str) -> re.Match | None:
-    m = None
-    for m in pattern.finditer(text):
-        pass
-    return m
-
-
 #: negation words as option-text words ("doesn't" is "doesn" and "t"): what tells "Not affected by sour"
 #: from "Affected by sour"
 NEGATION_WORDS = frozenset({"not", "no", "never", "t", "cannot", "nor", "neither", "none", "without", "non"})
@@ -78,7 +71,7 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
               for lab in ot.named_options(text, *m.span("c"), phrases, v).asserted}
     if len(blocks) > 1:
         return Conclusion(None, f"answer tags name different options ({sorted(blocks)})", hard=True)
-    tag = last(ANSWER_TAG, text) or last(BOXED, text) or sl.json_slot(text)
+    tag = at.last_match(ANSWER_TAG, text) or at.last_match(BOXED, text) or sl.json_slot(text)
     marked = True
     if tag is not None:
         a, b = tag.span("c")
@@ -123,7 +116,7 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
         a, b = statement(text, masked, sentences, k)
         if b > sentences[k][1]:
             k += 1
-        ans = last(at.ANSWER_IS, masked[a:b])
+        ans = at.last_match(at.ANSWER_IS, masked[a:b])
         # where the answer phrase ends (its trailing blanks may be a quoted or blanked option text)
         after = a + ans.start() + len(ans.group(0).rstrip()) if ans is not None else b
         if ans is not None and ot.find_options(text, after, b, phrases):
@@ -135,7 +128,7 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
     if tag is None:
         # "Cats, frogs and hens make different sounds, but the clucking is most like a hen": what
         # comes after the last "but" is the conclusion
-        turn = last(_BUT, masked[a:b])
+        turn = at.last_match(_BUT, masked[a:b])
         if turn is not None and at.MARKER.search(masked, a + turn.end(), b) \
                 and ot.find_options(text, a + turn.end(), b, phrases):
             a = a + turn.end()

@@ -299,7 +299,7 @@ def _answered_before_junk(res: ParseResult, before: str, unit: str, opts: tuple[
     """Whether the text before a repetition loop is a whole answer (it ends with a closed answer
     block, or it is the option's exact text) and the loop names no option and no label
     ("</answer>\nHuman\nHuman\n..."): the model answered, then ran on."""
-    block = cl.last(cl.ANSWER_TAG, before) or cl.last(cl.BOXED, before)
+    block = at.last_match(cl.ANSWER_TAG, before) or at.last_match(cl.BOXED, before)
     # only the loop's unit after the block (the loop may restart after a blank line)
     junk = re.fullmatch(rf"(?:\s*{re.escape(unit.strip())})*\s*", before[block.end():]) if block else None
     whole = res.status in ("exact-text", "normalised-text") or junk is not None
@@ -425,7 +425,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
             read = cl.statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
             if read is not None and not at.hedged(masked, a, b, read[1]):
                 return ParseResult(read[0], "conclusion", f"final statement, {read[2]}")
-            ans = cl.last(at.ANSWER_IS, masked[a:b])
+            ans = at.last_match(at.ANSWER_IS, masked[a:b])
             after = a + ans.start() + len(ans.group(0).rstrip()) if ans is not None else b
             if ans is not None and "answer" in ans.group(0).lower() and cl.WORDS_AFTER.match(text, after, b) \
                     and not at.non_answer(text[after:b]) and not _shares_option_words(text[after:b], phrases) \
