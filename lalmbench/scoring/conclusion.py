@@ -109,8 +109,9 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
             where = "final sentence" if len(sentences) > 1 else "one-sentence answer"
             # "Based on the given audio, it is likely that a person is mowing the grass. The sound of a lawn
             # mower is consistent with this activity.": an answer first, and sentences that only explain it
-            named_at = [i for i, (s, e) in enumerate(sentences) if ot.named_options(text, s, e, phrases, v).asserted]
-            if named_at == [0] and k > 0 and not _SUPPOSES.search(masked, *sentences[0]) and not TAG.search(text):
+            if k > 0 and not TAG.search(text) and not _SUPPOSES.search(masked, *sentences[0]) \
+                    and ot.named_options(text, *sentences[0], phrases, v).asserted \
+                    and not any(ot.named_options(text, s, e, phrases, v).asserted for s, e in sentences[1:]):
                 k = 0
                 where = "answer-first sentence"
         a, b = statement(text, masked, sentences, k)
