@@ -84,20 +84,32 @@ def task_flags(stats_paths: Iterable[str]) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: Iterable[str] = (),
-                item_versions: Iterable[str] = (), model_notes: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """all.tsv from metrics files; ``flags`` gathers each run's own, its task's (items left out at
-    source), its model's (listening check; ``model_notes``: what was not run for it) and, for imported
-    outputs, its (model, dataset)'s item-version check."""
-    from lalmbench.checks.item_versions import item_version_flags
-
-    rows = []
+def read_metrics(paths: Iterable[str]) -> list[dict]:
+    """Each metrics file, checked for the keys an all.tsv row needs (the error names the file)."""
+    out = []
     for p in paths:
         m = io.read_json(p)
         missing = [k for k in ("model", "dataset", "task", "condition", "prompt", "metric", "value") if k not in m]
         if missing:
             raise io.InputError(f"{p}: metrics file lacks {missing}")
-        rows += metrics_rows(m)
+        out.append(m)
+    return out
+
+
+def build_table(paths: Iterable[str], checks: Iterable[str] = (), task_stats: Iterable[str] = (),
+                item_versions: Iterable[str] = (), model_notes: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """all.tsv from metrics files; ``flags`` gathers each run's own, its task's (items left out at
+    source), its model's (listening check; ``model_notes``: what was not run for it) and, for imported
+    outputs, its (model, dataset)'s item-version check."""
+    return table_of(read_metrics(paths), checks, task_stats, item_versions, model_notes)
+
+
+def table_of(metrics: Iterable[dict], checks: Iterable[str] = (), task_stats: Iterable[str] = (),
+             item_versions: Iterable[str] = (), model_notes: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`build_table` from metrics already read."""
+    from lalmbench.checks.item_versions import item_version_flags
+
+    rows = [row for m in metrics for row in metrics_rows(m)]
     by_model = model_flags(checks)
     by_task = task_flags(task_stats)
     by_version = item_version_flags(item_versions)
@@ -132,8 +144,8 @@ def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
                   jobs: Iterable[str] | None = None) -> pd.DataFrame:
     """all.tsv (and the flagged runs); ``cost_out``: the runs' tokens and latency (lalmbench.scoring.cost)
     with the throughput of the generate jobs whose summaries ``jobs`` lists (lalmbench.inference.job_cost)."""
-    paths = list(paths)
-    df = build_table(paths, checks, task_stats, item_versions, model_notes)
+    metrics = read_metrics(paths)
+    df = table_of(metrics, checks, task_stats, item_versions, model_notes)
     io.write_tsv(out, df)
     if flags_out:
         io.write_tsv(flags_out, flags_table(df))
@@ -142,5 +154,5 @@ def write_all_tsv(paths: Iterable[str], out: str, checks: Iterable[str] = (),
         from lalmbench.scoring.cost import cost_table
 
         figures = None if jobs is None else run_job_figures(io.read_json(p) for p in jobs)
-        io.write_tsv(cost_out, cost_table([io.read_json(p) for p in paths], figures))
+        io.write_tsv(cost_out, cost_table(metrics, figures))
     return df
