@@ -29,13 +29,19 @@ def _pooled(rows: pd.DataFrame, weight: str, value: str) -> float:
     return float(np.average(v[ok], weights=w[ok])) if ok.any() else np.nan
 
 
+def _audio_first(runs: pd.DataFrame) -> pd.DataFrame:
+    """A model's runs in the ``audio`` condition where it has any (a model is drawn by what it hears),
+    else all of them (a text-only model's no-audio runs)."""
+    heard = runs["condition"] == "audio"
+    return runs[heard] if heard.any() else runs
+
+
 def sampling_table(table: pd.DataFrame, cost: pd.DataFrame) -> pd.DataFrame:
     """One row per model: pooled accuracy, its sampled metrics at its k (empty for a greedy model),
     and its mean output tokens (empty, with the reason, where the backend counts none)."""
     rows = []
     for model, runs in table.groupby("model", sort=True):
-        if (runs["condition"] == "audio").any():
-            runs = runs[runs["condition"] == "audio"]
+        runs = _audio_first(runs)
         row = {"model": model, "model_id": runs["model_id"].dropna().iloc[0] if runs["model_id"].notna().any() else "",
                "k": 1, "accuracy": _pooled(runs[runs["metric"] == "accuracy"], "n", "value")}
         for metric, sub in runs.groupby("metric"):
@@ -45,9 +51,7 @@ def sampling_table(table: pd.DataFrame, cost: pd.DataFrame) -> pd.DataFrame:
                 row["k"] = int(m.group(kind))
                 row[{"mean": "accuracy_k_mean", "pass": "pass_k", "majority": "majority_k"}[kind]] = \
                     _pooled(sub, "n", "value")
-        c = cost[cost["model"] == model] if len(cost) else cost
-        if len(c) and (c["condition"] == "audio").any():
-            c = c[c["condition"] == "audio"]
+        c = _audio_first(cost[cost["model"] == model]) if len(cost) else cost
         row["output_tokens_mean"] = _pooled(c, "n_outputs", "output_tokens_mean") if len(c) else np.nan
         row["cost_note"] = "; ".join(sorted({str(x) for x in c["cost_note"].dropna() if str(x)})) if len(c) else ""
         rows.append(row)
@@ -66,8 +70,7 @@ def sampling_curves(metrics: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     out = []
     for model, runs in df.groupby("model", sort=True):
-        if (runs["condition"] == "audio").any():
-            runs = runs[runs["condition"] == "audio"]
+        runs = _audio_first(runs)
         for j, at_j in runs.groupby("j", sort=True):
             out.append({"model": model, "j": int(j), "pass_j": _pooled(at_j, "n", "pass"),
                         "majority_j": _pooled(at_j, "n", "majority"), "n": int(at_j["n"].sum())})
