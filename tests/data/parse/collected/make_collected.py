@@ -426,3 +426,16 @@ def round12_sample(seed: int = 12012) -> list[str]:
     """Round 12's cases (``labels_round12.jsonl``): the first draw, then the second."""
     first = shared_sample(ROUND12_SHARES, seed, "labels_round12.jsonl")
     return first + shared_sample(ROUND12_MORE_SHARES, seed + 1, "labels_round12.jsonl", drawn=first)
+
+
+# Round 13's draw: ~300 over every source, weighted to the long reasoning styles as in round 11, at most 20 of
+# qwen3_omni_thinking (shares are per system, as in round 10). It was drawn and committed before the rules
+# written after round 12 were final, and the rule writer left its cases out of everything they read.
+ROUND13_SHARES = {"muse_music": 18, "af3_think": 26, "qwen_omni_xml": 22, "salmonn_mmar": 20, "qwen3_omni_thinking": 20,
+                  "r1aqa_omni_mmau": 18, "desta25_mmau": 15, "mmau_pro_audio_noise": 12, "steering_alms_mmau": 14,
+                  "speech_ifeval": 10, "mmlu_pro": 9, "selective_hearing": 8, "selective_hearing_more": 3}
+
+
+def round13_sample(seed: int = 13013) -> list[str]:
+    """Round 13's cases (``labels_round13.jsonl``)."""
+    return shared_sample(ROUND13_SHARES, seed, "labels_round13.jsonl")
