@@ -475,3 +475,13 @@ ROUND13_SHARES = {"muse_music": 18, "af3_think": 26, "qwen_omni_xml": 22, "salmo
 def round13_sample(seed: int = 13013) -> list[str]:
     """Round 13's cases (``labels_round13.jsonl``)."""
     return shared_sample(ROUND13_SHARES, seed, "labels_round13.jsonl")
+
+
+# Round 13's second draw: 20 per system of the source new for it (tacobelal), none graded before; drawn and
+# committed before it was graded, as round 13's cases were.
+ROUND13_NEW_SHARES = {"tacobelal": 20}
+
+
+def round13_new_sample(seed: int = 13113) -> list[str]:
+    """Round 13's cases of the source added for it (``labels_round13_new.jsonl``)."""
+    return shared_sample(ROUND13_NEW_SHARES, seed, "labels_round13_new.jsonl")
