@@ -317,9 +317,45 @@ def muse_music():
                          ref, question, options, shown, raw)
 
 
+TACOBELAL = "younissk/TACoBeLAL"
+
+
+def tacobelal():
+    """Two runs of one audio-MCQ harness (event order in AudioCaps-style clips, synthetic beep counts), prompt
+    "Choose exactly one option.\nA. …\n\nReturn only the option label from: A, B, C." with at most 16 new
+    tokens, so longer answers stop mid-sentence. Qwen2-Audio-7B-Instruct was run with no audio at all (its
+    run keeps the question but not the options; they are the same dataset items' options in the release's
+    mapping file of the no-audio Audio Flamingo 3 run, checked against the Qwen run's own answer label and
+    text); Audio Flamingo 3 chat answered the beep counts, often a label with another option's text."""
+    commit = "425517b631b7943d9bfcf443b8febd402fd1fe46"
+    run = "results/mcq-order/qwen2-audio-7b-instruct-no-audio/20260217_120455"
+    mapping = json.loads(show(TACOBELAL, commit, "results/mcq-order/audio-flamingo-3-no-audio/20260217_130051/"
+                                                  "workdir/audioflamingo_mapping.json"))
+    items = {m["example_id"]: m for m in mapping.values()}
+    decisions = {d["example_id"]: d for d in jsonl(show(TACOBELAL, commit, f"{run}/decisions.jsonl"))}
+    path = f"{run}/raw_model_outputs.jsonl"
+    for r in sample(jsonl(show(TACOBELAL, commit, path)), 500, 1301):
+        item, d = items[r["id"]], decisions[r["id"]]
+        options = [{"label": o["label"], "text": o["text"]} for o in item["options"]]
+        assert item["question"] == d["question"] and {o["label"]: o["text"] for o in options}[d["answer_label"]] \
+            == d["answer_text"] and d["raw_prediction"] == r["pred"], r["id"]
+        yield record("tacobelal", "Qwen2-Audio-7B-Instruct, no audio (TACoBeLAL event order, 16 new tokens)", "chat",
+                     "TACoBeLAL MCQ-ORDER", TACOBELAL, commit, path, r["id"], item["question"], options, True, r["pred"])
+    commit = "451a1abe200993b453343282c3117953e7148c7b"
+    run = "results/mcq-synth-count-beeps-trivial/mcq-order/audio-flamingo-3/20260325_082040"
+    mapping = json.loads(show(TACOBELAL, commit, f"{run}/workdir/audioflamingo_mapping.json"))
+    path = f"{run}/raw_model_outputs.jsonl"
+    for r in jsonl(show(TACOBELAL, commit, path)):
+        item = mapping[r["id"]]
+        options = [{"label": o["label"], "text": o["text"]} for o in item["options"]]
+        yield record("tacobelal", "Audio Flamingo 3 chat (TACoBeLAL beep count, 16 new tokens)", "chat",
+                     "TACoBeLAL synthetic beep count", TACOBELAL, commit, path, item["example_id"], item["question"],
+                     options, True, r["pred"])
+
+
 SOURCES = (desta25_mmau, r1aqa_omni_mmau, selective_hearing, af3_think, qwen_omni_xml, qwen3_omni_thinking,
            salmonn_mmar, speech_ifeval, mmlu_pro, selective_hearing_more, mmau_pro_audio_noise, steering_alms_mmau,
-           muse_music)
+           muse_music, tacobelal)
 #: the sources of the first grading rounds (labels.jsonl, round 2, round 3); later sources were added for
 #: round 5 (labels_round5.jsonl, labels_round6.jsonl) and round 7 (labels_round7.jsonl)
 FIRST_SOURCES = SOURCES[:9]
@@ -439,3 +475,13 @@ ROUND13_SHARES = {"muse_music": 18, "af3_think": 26, "qwen_omni_xml": 22, "salmo
 def round13_sample(seed: int = 13013) -> list[str]:
     """Round 13's cases (``labels_round13.jsonl``)."""
     return shared_sample(ROUND13_SHARES, seed, "labels_round13.jsonl")
+
+
+# Round 13's second draw: 20 per system of the source new for it (tacobelal), none graded before; drawn and
+# committed before it was graded, as round 13's cases were.
+ROUND13_NEW_SHARES = {"tacobelal": 20}
+
+
+def round13_new_sample(seed: int = 13113) -> list[str]:
+    """Round 13's cases of the source added for it (``labels_round13_new.jsonl``)."""
+    return shared_sample(ROUND13_NEW_SHARES, seed, "labels_round13_new.jsonl")
