@@ -234,7 +234,9 @@ MARKER = re.compile(
     r"|(?:correct|right|accurate|best|only)\s+(?:option|choice|answer|classification|description|pairing|fit"
     r"|match|selection|assessment)|best\s+(?:describes|matches|fits)|fits\s+best|closest\s+(?:option|choice|match)"
     r"|(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?(?:most\s+)?(?:correct|right|accurate|plausible|fitting"
-    r"|appropriate)|points?\s+(?:squarely\s+|strongly\s+|clearly\s+)?towards?|(?:definitely|absolutely)(?!\s+(?:not|no)\b)"
+    r"|appropriate)|points?\s+(?:squarely\s+|strongly\s+|clearly\s+)?towards?"
+    r"|(?:definitely|absolutely|unmistakabl[ye]|undoubtedly|unquestionably)(?!\s+(?:not|no)\b)"
+    r"|fits?\s+(?:every|all\s+the|perfectly)|aligns?\s+(?:precisely|exactly)|among\s+(?:the\s+)?given\s+options"
     r"|most\s+(?:characteristic|consistent|typical|relevant|suitable)|matches\s+(?:option|choice|perfectly|best)"
     r"|is\s+clearly|feels?\s+right|seems?\s+right|perfectly\s+match(?:es)?|aligns?\s+(?:perfectly|best|most\s+closely)"
     r"|only\s+(?:logical|reasonable|possible|plausible)\s+(?:fit|option|choice|answer|match)"
@@ -390,6 +392,7 @@ OTHER_OPTIONS = re.compile(r"(?i:\bother\s+(?:options?|choices?|answers?|possibi
                             r"|\bremaining\s+(?:options|choices)\b)")
 _LIST_END_WORD = re.compile(r"\s*(?i:(or|nor|and))\b")
 _LAST_ITEM = re.compile(r"\s*\w+(?:\s+\S+){1,2}")
+_JOINED_LAST = re.compile(r"\s*\w+(?:\s+\w+)?\s+(?i:or|nor|and)\s+\w+")
 
 
 def _list_end(masked: str, end: int, cuts: list[int]) -> int:
@@ -404,6 +407,10 @@ def _list_end(masked: str, end: int, cuts: list[int]) -> int:
         if last and (last.group(1).lower() != "and" or items):
             # the last item, and not the rest of its clause: "..., or anger in the speaker's voice"
             return nxt if len(seg.split()) <= 5 else at + 1 + _LAST_ITEM.match(seg).end()
+        joined = _JOINED_LAST.match(seg)
+        if joined:
+            # "rather than Korean, Japanese or Indian traditions which ...": the last two items joined
+            return at + 1 + joined.end()
         if len(seg.split()) > 5:
             break
         items += 1

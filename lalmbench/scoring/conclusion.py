@@ -98,8 +98,7 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
                 # the last statement that names an option, where the sentences after it name none:
                 # "... points toward electronic dance elements. This isn't folk. It's definitely got
                 # a club-ready beat." concludes in the first of them
-                k = next((i for i in reversed(marks)
-                          if ot.named_options(text, *statement(text, masked, sentences, i), phrases, v).asserted
+                k = next((i for i in reversed(marks) if _names_one(text, masked, sentences, i, phrases, v, labels_shown)
                           and not _opens_list(text, masked, sentences, i, phrases)), k)
             where = "final answer statement"
         elif cut:
@@ -177,6 +176,10 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
             # "Answer: percussion\nThe instruments are percussion and bass.": a description that adds to the
             # answer's option, not another answer
             continue
+        if later - {label} and _concedes(text, masked, s, e, named_later, label):
+            # "I would categorize the emotion as **sad**. The tone is neutral, but the slow pace ... is often
+            # associated with sadness.": a concession that the sentence turns back from to the answer
+            continue
         if later - {label}:
             return Conclusion(None, f"{where} names {label} but a later sentence names {sorted(later - {label})}",
                                hard=True, stated=label if explicit else None)
@@ -185,6 +188,27 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
             if ot.named_options(text, s, e, phrases, v).asserted - {label}:
                 return Conclusion(None, "several options named and no answer statement")
     return Conclusion(label, where, pos=pos, stated=label if explicit else None)
+
+
+def _names_one(text: str, masked: str, sentences: list[tuple[int, int]], i: int, phrases: Sequence[ot.OptionPhrase],
+               v: at.Vetoes, labels_shown: bool) -> bool:
+    """Whether marked sentence ``i`` names an option: its text, or all the words of one ("Therefore the
+    pattern is mono first, then stereo later" for "Mono first, stereo later")."""
+    a, b = statement(text, masked, sentences, i)
+    named = ot.named_options(text, a, b, phrases, v)
+    return bool(named.asserted) or not named.vetoed \
+        and statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences) is not None
+
+
+def _concedes(text: str, masked: str, s: int, e: int, named: ot.Named, label: str) -> bool:
+    """Whether a sentence names other options only before its last "but" and, after it, the answer
+    ``label`` alone."""
+    turn = at.last_match(_BUT, masked[s:e])
+    if turn is None or not masked[s:s + turn.start()].strip():
+        return False
+    cut = s + turn.end()
+    return {lab for lab, a, _ in named.spans if a >= cut} == {label} and label in named.asserted \
+        and not named.vetoed - {label}
 
 
 def _widens(others: set[str], label: str, phrases: Sequence[ot.OptionPhrase]) -> bool:
@@ -293,9 +317,10 @@ def list_heading(text: str, masked: str, start: int, phrases: Sequence[ot.Option
         return False
     if ot.find_options(text, *m.span("h"), phrases):
         return True
-    # "* **Park:** While possible, ..." for "In a park": the heading is an option's words, shortened
-    head = tokens(m.group("h")) - FUNCTION_WORDS
-    return bool(head) and any(head <= tokens(p.raw) for p in phrases)
+    # "* **Park:** While possible, ..." for "In a park": the heading is an option's words, shortened or in
+    # another form ("**Mosquitoes:**" for "Mosquitos")
+    head = {ot.lemma(w) for w in tokens(m.group("h"))} - FUNCTION_WORDS
+    return bool(head) and any(head <= {ot.lemma(w) for w in tokens(p.raw)} for p in phrases)
 
 
 # the text after "the answer is" holds a word (not just a label, which the label stage reads)
@@ -333,20 +358,31 @@ def statement_reading(text: str, masked: str, a: int, b: int, phrases: Sequence[
         read = _place_reference(text, masked, sentences, phrases, v)
         if read is not None:
             return read
-    said = {ot.stem(w) for w in re.findall(r"\w+", masked[a:b].lower())}
+    said = {ot.lemma(w) for w in re.findall(r"\w+", masked[a:b].lower())}
     words = set(said)
     for s, e in v.negated + v.negated_wide:
         if s < b and e > a:
-            words -= {ot.stem(w) for w in re.findall(r"\w+", masked[max(s, a):min(e, b)].lower())}
+            words -= {ot.lemma(w) for w in re.findall(r"\w+", masked[max(s, a):min(e, b)].lower())}
     # a possessive's "s" is no content word ("their luggage" says "First speaker's luggage")
-    own = {p.label: set(p.words) - FUNCTION_WORDS - {"s"} for p in phrases}
+    own = {p.label: {ot.lemma(w) for w in p.words} - FUNCTION_WORDS - {"s"} for p in phrases}
     # an option whose own words hold the negation ("... doesn't care enough about her") is said by a
-    # clause with that negation: its words count although the clause is negated
-    hits = [lab for lab, ws in own.items() if len(ws) >= 2 and ws <= (said if ws & NEGATION_WORDS else words)
+    # clause with that negation: its words count although the clause is negated; a one-word option is
+    # said by another form of its word ("imminent arrival" for "Arriving"; its own form is read in place)
+    hits = [lab for lab, ws in own.items() if (len(ws) >= 2 or _long_word(ws, own.values()))
+            and ws <= (said if ws & NEGATION_WORDS else words)
             and not any((other - ws) & words for o, other in own.items() if o != lab and other != ws)]
     if len(hits) == 1:
         return hits[0], a, "all the words of one option"
     return None
+
+
+def _long_word(words: set[str], options) -> bool:
+    """One content word long enough that another form of it is that word, not a chance likeness, and in
+    no other option's word: with "Familiar" and "Unfamiliar", "limited familiarity" says neither."""
+    if len(words) != 1:
+        return False
+    w, = words
+    return len(w) >= 4 and not any(w in o and o != w for other in options if other != words for o in other)
 
 
 # what a sentence that picks an option by place says of it ("option A makes the most sense",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+import snowballstemmer
+
 from lalmbench.scoring.answer_text import Vetoes
 
 # CJK characters, which run on into Latin words ("Canon这种作曲技法"): a word ends where they start
@@ -55,6 +57,27 @@ def stem(word: str) -> str:
     if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
         return w[:-1]
     return w
+
+
+# a people's or language's name says its country ("Chinese cultural origins" for "China"); words that are
+# also other words ("Polish", "Turkish") are left out
+_DEMONYMS = {"chinese": "china", "japanese": "japan", "korean": "korea", "indian": "india", "french": "france",
+             "spanish": "spain", "german": "germany", "italian": "italy", "russian": "russia", "british": "britain",
+             "american": "america", "brazilian": "brazil", "mexican": "mexico", "canadian": "canada",
+             "australian": "australia", "irish": "ireland", "scottish": "scotland", "dutch": "netherlands",
+             "swedish": "sweden", "greek": "greece", "egyptian": "egypt", "vietnamese": "vietnam", "thai": "thailand",
+             "portuguese": "portugal", "african": "africa", "european": "europe", "asian": "asia",
+             "indonesian": "indonesia", "norwegian": "norway", "finnish": "finland", "danish": "denmark"}
+_SNOWBALL = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=1 << 16)
+def lemma(word: str) -> str:
+    """Snowball's English stem, a people's name as its country: what a paraphrase keeps of an option's
+    word ("plays" for "playing", "arrival" for "Arriving", "Chinese" for "China"). Coarser than
+    :func:`stem`, so it is only compared between word sets, never used to find an option's words in place."""
+    w = word.casefold()
+    return _DEMONYMS.get(w) or _SNOWBALL.stemWord(w)
 
 
 _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -104,15 +127,48 @@ class OptionPhrase:
     label: str
     words: tuple[str, ...]  # stemmed words, articles dropped (kept when that leaves nothing)
     raw: str  # short option texts ("C", "G#", "A") are matched case-sensitively on their raw form
-    pattern: re.Pattern  # on the lower-cased text, except short texts (case-sensitive, raw text)
+    pattern: re.Pattern  # on the lower-cased text, except cased ones (on the raw text)
+    #: the pattern runs on the raw text: short texts, and chords named by their root ("A minor" for "A:min/P5",
+    #: where "a minor difference" names none)
+    chord: bool = False
 
     @property
     def short(self) -> bool:
         return len(self.raw) <= 2
 
+    @property
+    def cased(self) -> bool:
+        return self.short or self.chord
+
 
 #: a unit an output may abbreviate where the option spells it out (stemmed words -> the abbreviation)
 _ABBREVIATIONS = {("beat", "per", "minute"): "bpm"}
+
+
+# a chord in Harte's notation (MMAU's chord questions: "A:min/P5", "F#:maj7/1") and how prose names its root and
+# quality ("A minor", "F sharp major seventh"); a chord with added or left-out notes ("A:maj(#11)/1") is named by
+# its notation only
+_HARTE = re.compile(r"(?P<root>[A-G])(?P<acc>[#b]?):(?P<q>maj|min|dim|aug|7|maj7|min7)(?:/[\w#]+)?")
+_QUALITY = {"maj": "major", "min": "minor", "dim": "diminished", "aug": "augmented", "7": "dominant[ -](?:7th|seventh)",
+            "maj7": "major[ -](?:7th|seventh)", "min7": "minor[ -](?:7th|seventh)"}
+_ACCIDENTAL = {"#": r"(?:#|♯|[ -]sharp)", "b": r"(?:b|♭|[ -]flat)", "": ""}
+
+
+def _chord_name(raw: str) -> str | None:
+    """A pattern, on the raw text, for a chord option's name in prose (the root capitalised, as a note)."""
+    m = _HARTE.fullmatch(raw)
+    if m is None:
+        return None
+    name = rf"(?<![\w#]){m['root']}{_ACCIDENTAL[m['acc']]}[ -](?i:{_QUALITY[m['q']]})"
+    return name + (r"(?![\w#])(?![ -](?i:7th|seventh))" if m["q"] in ("maj", "min") else r"(?![\w#])")
+
+
+@lru_cache(maxsize=1 << 16)
+def _chord_phrase(text: str) -> re.Pattern | None:
+    """The whole pattern of a chord option, on the raw text: its notation in any case, or its name."""
+    name = _chord_name(text.strip())
+    ph = _phrase(text)
+    return None if name is None or ph is None else re.compile(f"(?i:{ph[2].pattern})|{name}")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -160,14 +216,15 @@ def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...
     punctuation between words ("Orson, Rosa" is "orson rosa"), quotes ignored. Where every option
     starts with the same words and what differs holds a number ("Ratio is 3:1", "Ratio is 1:3"),
     the part that differs names the option too ("The answer is 3:1")."""
-    phrases = [OptionPhrase(label, *ph) for label, text in opts if (ph := _phrase(text)) is not None]
+    phrases = [OptionPhrase(label, ph[0], ph[1], chord or ph[2], chord is not None)
+               for label, text in opts if (ph := _phrase(text)) is not None for chord in [_chord_phrase(text)]]
     shared = os.path.commonprefix([p.words for p in phrases]) if len(phrases) > 1 else ()
     if not shared or any(len(p.words) == len(shared) for p in phrases):
         return tuple(phrases)
     out = []
     for p in phrases:
         core = p.words[len(shared):]
-        if p.short or not any(any(c.isdigit() for c in w) for w in core):
+        if p.cased or not any(any(c.isdigit() for c in w) for w in core):
             out.append(p)
             continue
         alt = r"(?<![\w#])" + _GAP.join(re.escape(w) for w in core) + r"(?![\w#])"
@@ -225,7 +282,7 @@ def find_options(text: str, start: int, end: int, phrases: Sequence[OptionPhrase
     hits = []
     raw, low = _searched(text, phrases)
     for p in phrases:
-        for m in p.pattern.finditer(raw if p.short else low, start, end):
+        for m in p.pattern.finditer(raw if p.cased else low, start, end):
             if p.short and _article_not_option(text, m.start(), m.end(), start):
                 continue
             if p.raw.isdigit() and _NAMED_BY_NUMBER.search(text, max(0, m.start() - 24), m.start()):
@@ -252,7 +309,7 @@ def starts_with_option(text: str, start: int, end: int, phrases: Sequence[Option
     skip = re.match(r"[\W_]*(?:(?:a|an|the)[\W_]+)?", low[start:end])
     start += skip.end() if skip else 0
     for p in phrases:
-        m = p.pattern.match(raw if p.short else low, start, end)
+        m = p.pattern.match(raw if p.cased else low, start, end)
         if m and (best is None or m.end() > best[0]):
             best = (m.end(), p.label)
     return best[1] if best else None

@@ -49,7 +49,15 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.4.0 (issue 38's families): a refusal or doubt is lifted by a later committed answer naming one
+Changelog: 2.5.0 (from blind rounds 10 to 12, before round 13 was graded): a final statement is read by all the
+words of one option in another form (Snowball's English stems: "plays staccato chords" for "By playing staccato
+chords", "imminent arrival" for "Arriving"; a people's name for its country, "Chinese" for "China"), a one-word
+option so only where no other option holds its word ("limited familiarity" says neither "Familiar" nor
+"Unfamiliar"); the last marked sentence that says an option that way concludes; a chord in Harte's notation is
+named by its root and quality ("A minor" for ``A:min/P5``, root capitalised); a later sentence that names another
+option only before its last "but" and turns back to the answer concedes ("The tone is neutral, but ... sadness");
+a negated list's last two items may be joined ("rather than Korean, Japanese or Indian traditions"); "fits every
+detail", "aligns precisely", "unmistakably", "among given options" mark a conclusion. 2.4.0 (issue 38's families): a refusal or doubt is lifted by a later committed answer naming one
 option ("I cannot directly access the audio, but ... The answer is B", "None of the choices ... Selecting
 \"violin\" as the least-wrong option"), generalising the pick of the options' own non-answer; a hedged,
 negated or withdrawn pick, or a refusal after the pick, stays a non-answer; an option that is a negation
@@ -135,7 +143,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.4.0"
+PARSER_VERSION = "2.5.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

@@ -261,3 +261,17 @@ SOUR = [{"label": "A", "text": "Not affected by sour"}, {"label": "B", "text": "
 ])
 def test_options_told_apart_by_a_negation_word_are_read_only_where_the_output_says_which(raw, label):
     assert parse_answer(raw, SOUR).label == label
+
+
+CHORDS = [{"label": lab, "text": t} for lab, t in zip("ABCD", ("A:min/P5", "E:maj/P1", "D:maj/M3", "G:maj/P1"))]
+
+
+@pytest.mark.parametrize("raw,label", [
+    ("A minor", "A"),
+    ("The chord played is E major.", "B"),
+    ("It is a major chord.", None),  # "a major" is no root: the name is matched case-sensitively
+    ("There is a minor change in the voicing, so the answer is g:maj/p1", "D"),
+    ("D major seventh", None),  # D:maj7 is no option, and D:maj/M3 is no seventh
+])
+def test_a_chord_in_harte_notation_is_named_by_its_root_and_quality(raw, label):
+    assert parse_answer(raw, CHORDS).label == label
