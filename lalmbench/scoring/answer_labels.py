@@ -59,7 +59,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
                  r"|\b(?:correct|right|best|final)\s+(?:answer|choice|option)\b[^.!?\n:]{1,60}?\b(?:is|would\s+be)\s*:"
                  r"|\b(?:correct|best|final|chosen|selected|my)\s+(?:option|choice)\s*[:=\-]"
                  r"|(?m:^)[ \t*>#\-]*(?:option|choice)\s*[:=\-])\s*(?:[:\-]\s*)?"
-                 r"(?:option\s+|choice\s+|letter\s+)?)")
+                 # "the most accurate answer is likely (F)"
+                 r"(?:(?:most\s+)?(?:likely|probably)\s+)?(?:option\s+|choice\s+|letter\s+)?)")
     # a lower-case letter with no parentheses ends an answer statement ("The correct choice is b."),
     # never "a" (the article) or "i"
     lend = "|".join(re.escape(x) for x in sorted(lower) if x not in ("a", "i")) or "(?!x)x"

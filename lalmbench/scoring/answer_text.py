@@ -213,7 +213,7 @@ _REFUSAL = re.compile(
     r"(?:the\s+)?(?:ability|capability)\s+to)\s+(?:directly\s+)?(?:hear(?!\s+(?:the|any|an?)\s+"
     r"(?!(?:audio|clip|recording|sound|file|track|music|song|speech)\b)\w)|listen|access|process|play|perceive"
     r"|analy[sz]e\s+(?:the\s+|this\s+)?audio)\b|\bno\s+audio\b(?!\s+evidence)"
-    r"|\b(?:none|neither)\s+of\s+(?:the|these)\b)")
+    r"|\b(?:none|neither)\s+of\s+(?:the|these)\b(?!\s+other\b))")
 # "Based on the provided URLs (which I cannot directly access)": links refused, not the audio
 _LINKS_BEFORE = re.compile(r"(?i:\b(?:urls?|links?|websites?|web\s+pages?)\b[^.!?\n]{0,30}$)")
 # uncertainty about the audio itself ("I can't tell from the audio") is a refusal too
@@ -438,7 +438,7 @@ NON_ANSWERS: tuple[tuple[str, re.Pattern], ...] = (
         r"|play|give|specify|clarify)\b|\b(?:i|we)\s+(?:would\s+|will\s+)?need\s+(?:the|a|an|more|some|to\s+(?:hear"
         r"|listen|know|see|have))\b)")),
     ("none of the options", re.compile(
-        r"(?i:^\W*(?:none|neither)\W*$|\b(?:none|neither)\s+of\s+(?:the|these|those|them)\b)")),
+        r"(?i:^\W*(?:none|neither)\W*$|\b(?:none|neither)\s+of\s+(?:the|these|those|them)\b(?!\s+other\b))")),
     ("undetermined", re.compile(
         r"(?i:\bunable\s+to\s+(?:determine|tell|answer|identify|say|decide)|\b(?:can\s*not|can't|cannot|could\s+not)"
         r"\s+(?:be\s+)?(?:determined?|told|tell|answer\w*|identif\w+|say|decided?|calculat\w*)\b|\b(?:impossible"

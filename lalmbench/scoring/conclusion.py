@@ -140,6 +140,8 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
         return Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
     if len(named.asserted) > 1:
         return Conclusion(None, f"{where} names several options ({sorted(named.asserted)})", hard=True)
+    if not named.asserted and named.vetoed:
+        named = _negated_counterpart(text, a, b, named, phrases, v) or named
     if not named.asserted:
         if named.vetoed:
             kept = _other_options_dismissed(text, masked, sentences, k, named.vetoed, phrases, v)
@@ -209,6 +211,24 @@ def _concedes(text: str, masked: str, s: int, e: int, named: ot.Named, label: st
     cut = s + turn.end()
     return {lab for lab, a, _ in named.spans if a >= cut} == {label} and label in named.asserted \
         and not named.vetoed - {label}
+
+
+def _negated_counterpart(text: str, a: int, b: int, named: ot.Named, phrases: Sequence[ot.OptionPhrase],
+                         v: at.Vetoes) -> ot.Named | None:
+    """"these aren't the same pronunciation" with options "The same" and "Not the same": one option named
+    under a negation, where another option is that option's words and a negation word, is that other option."""
+    if len(named.vetoed) != 1:
+        return None
+    label, = named.vetoed
+    found = [(oa, ob) for lab, oa, ob in ot.find_options(text, a, b, phrases) if lab == label]
+    if not found or any(not any(s <= oa < e for s, e in v.negated + v.negated_wide) for oa, _ in found):
+        return None  # under a doubt, not a negation
+    words = {p.label: set(p.words) for p in phrases}
+    other = [p.label for p in phrases if p.label != label and words[label] < words[p.label]
+             and words[p.label] - words[label] <= NEGATION_WORDS]
+    if len(other) != 1:
+        return None
+    return ot.Named(frozenset(other), frozenset(), tuple((other[0], oa, ob) for oa, ob in found))
 
 
 def _widens(others: set[str], label: str, phrases: Sequence[ot.OptionPhrase]) -> bool:

@@ -49,7 +49,10 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.5.0 (from blind rounds 10 to 12, before round 13 was graded): a final statement is read by all the
+Changelog: 2.6.0 (from blind round 13, after it was measured): "the answer is likely (F)" is an answer
+statement; "None of these other animals ..." is no "none of the options"; an option named under a negation where
+another option is its words and a negation word is that other option ("these aren't the same" for "Not the same").
+2.5.0 (from blind rounds 10 to 12, before round 13 was graded): a final statement is read by all the
 words of one option in another form (Snowball's English stems: "plays staccato chords" for "By playing staccato
 chords", "imminent arrival" for "Arriving"; a people's name for its country, "Chinese" for "China"), a one-word
 option so only where no other option holds its word ("limited familiarity" says neither "Familiar" nor
@@ -143,7 +146,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.5.0"
+PARSER_VERSION = "2.6.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

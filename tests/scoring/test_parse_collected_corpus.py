@@ -54,17 +54,22 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     and no fix may cost a wrong label anywhere."""
     t = total(tally(collected_rows(labels), "system"))
     print(t.row(labels, "all"))
-    # rounds 11 and 12 each keep one over-read: a label slot ("<C C>", a bare "<B>") after reasoning that the
+    # rounds 11 to 13 each keep one over-read: a label slot ("<C C>", a bare "<B>") after reasoning that the
     # grader reads as arguing for another option in words the parser does not match ("a police officer obtaining
     # information from an informant"; "'Octavia' appears before 'orange'")
-    assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl") else 0)
+    assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl",
+                                                        "labels_round13.jsonl") else 0)
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
     # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
     # rounds 10 to 12 (README, "Rounds 10 to 12"): what they still miss is mostly Qwen3-Omni-Thinking's thinking
-    # text, cut before its answer line, and other paraphrases no rule reads without guessing
+    # text, cut before its answer line, and other paraphrases no rule reads without guessing; round 13 (README,
+    # "Round 13") misses the same families more often: yes/no answers said as a statement about the question
+    # ("the bird did not listen"), counts in other words ("2 participants" for "two", "one cat" for "1"),
+    # paraphrased option texts
     floor = {"labels_round7.jsonl": 0.97, "labels_round8.jsonl": 0.97, "labels_round9.jsonl": 0.97,
-             "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95}
+             "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95,
+             "labels_round13.jsonl": 0.93}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -340,7 +345,15 @@ RULES_ROUND_7 = [
      "steering_alms_mmau-0292", "A", "conclusion"),
     ("a marked sentence naming only vetoed options does not displace 'shocked fits best among given options'",
      "qwen3_omni_thinking-0300", "C", "conclusion"),
-    # ungraded outputs whose reads the 2.5.0 rules changed, or must not change
+    # found by round 13 (graded blind after the 2.5.0 rules)
+    ("'the most accurate answer is likely (F)' is an answer statement", "mmlu_pro-0221", "F", "label-pattern"),
+    ("'None of these other animals make a sound like ...' is no 'none of the options'", "qwen_omni_xml-0565", "D",
+     None),
+    ("'these aren't the same pronunciation' with options 'The same' / 'Not the same'", "qwen3_omni_thinking-0354",
+     "B", "conclusion"),
+    # ungraded outputs whose reads the 2.5.0 and 2.6.0 rules changed, or must not change
+    ("'None of the other animals listed ... make croaking sounds' before '<D>D</D>'", "qwen_omni_xml-0534", "D",
+     None),
     ("'limited familiarity' says neither 'Familiar' nor 'Unfamiliar'", "qwen3_omni_thinking-0043", None, None),
     ("'* **Mosquitoes:** ...' heads a list item on 'Mosquitos', no conclusion", "mmau_pro_audio_noise-0055", "1",
      None),
