@@ -475,3 +475,9 @@ ROUND13_NEW_SHARES = {"tacobelal": 20}
 def round13_new_sample(seed: int = 13113) -> list[str]:
     """Round 13's cases of the source added for it (``labels_round13_new.jsonl``)."""
     return shared_sample(ROUND13_NEW_SHARES, seed, "labels_round13_new.jsonl")
+
+
+def round14_sample(seed: int = 14014) -> list[str]:
+    """Round 14's cases (``labels_round14.jsonl``): round 13's shares, drawn before the 2.7 rules written from
+    round 13's misses were final, left out of everything the rule writer read."""
+    return shared_sample(ROUND13_SHARES, seed, "labels_round14.jsonl")
