@@ -146,6 +146,7 @@ def repetition_loop(text: str) -> tuple[int, int] | None:
 
 # --- sentences, clauses, vetoes --------------------------------------------------------------------
 
+_QUOTED_SENTENCE_END = re.compile(r"(?<=[.!?][\"”’])[ \t]+(?=[A-Z])")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？]+\s*|\n\s*")
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|‘[^’\n]{0,400}’|「[^」\n]{0,400}」")
 _CLAUSE_BREAK = re.compile(
@@ -334,7 +335,11 @@ def vetoes(text: str, masked: str, lift_refusal: bool = False) -> Vetoes:
     sent_cuts = [0]
     for c in _SENTENCE_END.finditer(masked):
         sent_cuts += [c.start(), c.end()]
-    sent_cuts.append(len(masked))
+    # a quotation that ends a sentence ("... the answer: \"They seem anxious.\" The speaker is uncertain ...")
+    # ends a veto's clause, though the quotation is blank in the masked text
+    for c in _QUOTED_SENTENCE_END.finditer(text):
+        sent_cuts += [c.start(), c.end()]
+    sent_cuts = sorted(set(sent_cuts)) + [len(masked)]
     cuts = sorted(set(sent_cuts) | {c.start() for c in _CLAUSE_BREAK.finditer(masked)})
 
     def around(pos: int, bounds: list[int]) -> tuple[int, int]:

@@ -35,7 +35,8 @@ class Conclusion:
     stated: str | None = None
 
 
-ANSWER_TAG = re.compile(rf"<(?P<t>{al.ANSWER_TAG_NAMES})>(?P<c>[^<]{{0,2000}})</(?P=t)>", re.IGNORECASE)
+# an answer block, or a slot whose tag degraded to one letter ("<C> Two </C>", "<D>Two</D>" for "<Conclusion>")
+ANSWER_TAG = re.compile(rf"<(?P<t>{al.ANSWER_TAG_NAMES}|[A-Z])>(?P<c>[^<]{{0,2000}})</(?P=t)>", re.IGNORECASE)
 # markup tags (``</Reasoning>``, ``<Conclusion>``) end a sentence the way a line break does
 TAG = re.compile(r"</?[A-Za-z][A-Za-z_ ]{0,24}>")
 # an output whose last sentence trails off ("So based purely on what I heard...") or stops on a word
@@ -366,7 +367,8 @@ def _place(m: re.Match, n: int) -> int | None:
 
 
 def statement_reading(text: str, masked: str, a: int, b: int, phrases: Sequence[ot.OptionPhrase], v: at.Vetoes,
-                      labels_shown: bool, sentences: list[tuple[int, int]]) -> tuple[str, int, str] | None:
+                      labels_shown: bool, sentences: list[tuple[int, int]],
+                      partial: bool = False) -> tuple[str, int, str] | None:
     """(label, position, how) of an output whose final statement (``text[a:b]``) names no option
     text but still says which:
 
@@ -393,6 +395,23 @@ def statement_reading(text: str, masked: str, a: int, b: int, phrases: Sequence[
             and not any((other - ws) & words for o, other in own.items() if o != lab and other != ws)]
     if len(hits) == 1:
         return hits[0], a, "all the words of one option"
+    # "The conversation is intermittent because the line is getting weak." for "Line failure": in a short answer
+    # that names no option anywhere (a long one goes through the options), stating and not supposing, half or
+    # more of the words only one option has, and none of another's; numbers are no such words
+    if not partial or len(sentences) > 3 or _SUPPOSES.search(masked, a, b) or at.non_answer(masked[a:b]) \
+            or _OPTION_REF.search(masked, a, b):
+        return None
+    own = {lab: {w for w in ws if w.isalpha()} for lab, ws in own.items()}
+    only = {lab: ws - set().union(*(o for k, o in own.items() if k != lab)) for lab, ws in own.items()}
+    some = [lab for lab, ws in only.items() if ws & words]
+    if len(some) != 1:
+        return None
+    lab, = some
+    # "high-pitched female vocal" says neither "High-pitched male vocal" nor a female one
+    others = set().union(*(o for k, o in own.items() if k != lab)) - own[lab]
+    if len(only[lab]) >= 2 and 2 * len(only[lab] & words) >= len(only[lab]) and not others & said \
+            and not only[lab] & NEGATION_WORDS:
+        return lab, a, "most of the words only one option has"
     return None
 
 

@@ -193,6 +193,11 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         # a chord written as one word ("F#m", "C#m7"): its letters, not its tokens, are the option
         return content, raw, re.compile(rf"(?<![\w#]){re.escape(raw.lower())}(?![\w#])")
     first, *rest = content
+    if raw.lower() in NUMBER_WORDS and raw.lower() != "one":
+        # "There are 2 participants" for the option "two": a count in digits before a plural noun (never a
+        # list's number, "Segment 2:")
+        digits = rf"(?<![\w#.,]){NUMBER_WORDS[raw.lower()]}(?=[ \t]+[a-z]{{2,}}s\b)"
+        return content, raw, re.compile(rf"(?:{_literal_first(_forms(first))}|{digits})(?![\w#])")
 
     def body(words) -> str:
         return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)

@@ -433,7 +433,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
             marks = [i for i, (s, e) in enumerate(sentences) if at.MARKER.search(masked, s, e)]
             k = marks[-1] if marks else len(sentences) - 1
             a, b = cl.statement(text, masked, sentences, k)
-            read = cl.statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
+            read = cl.statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences, partial=True)
             if read is not None and not at.hedged(masked, a, b, read[1]):
                 return ParseResult(read[0], "conclusion", f"final statement, {read[2]}")
             ans = at.last_match(at.ANSWER_IS, masked[a:b])
