@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-import snowballstemmer
-
 from lalmbench.scoring.answer_text import Vetoes
 
 # CJK characters, which run on into Latin words ("Canon这种作曲技法"): a word ends where they start
@@ -68,7 +66,13 @@ _DEMONYMS = {"chinese": "china", "japanese": "japan", "korean": "korea", "indian
              "swedish": "sweden", "greek": "greece", "egyptian": "egypt", "vietnamese": "vietnam", "thai": "thailand",
              "portuguese": "portugal", "african": "africa", "european": "europe", "asian": "asia",
              "indonesian": "indonesia", "norwegian": "norway", "finnish": "finland", "danish": "denmark"}
-_SNOWBALL = snowballstemmer.stemmer("english")
+@lru_cache(maxsize=1)
+def _snowball():
+    """Snowball's English stemmer, imported on first use like rapidfuzz: the inference envs import the
+    parser for a job's live accuracy, and only the scoring env (core) must carry every parser library."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -77,7 +81,7 @@ def lemma(word: str) -> str:
     word ("plays" for "playing", "arrival" for "Arriving", "Chinese" for "China"). Coarser than
     :func:`stem`, so it is only compared between word sets, never used to find an option's words in place."""
     w = word.casefold()
-    return _DEMONYMS.get(w) or _SNOWBALL.stemWord(w)
+    return _DEMONYMS.get(w) or _snowball().stemWord(w)
 
 
 _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
