@@ -243,7 +243,9 @@ _BUT = re.compile(r"(?i:\b(?:but|however|yet|whereas)\b)")
 # "Let me double-check all options:", "Looking at the other options:": a sentence that goes through the options
 _WALK_THROUGH = re.compile(r"[\s*>-]*(?i:(?:let\s+me\s+|let's\s+)?(?:double-?check|check|go\s+through|look\s+at"
                            r"|looking\s+at|review|reviewing|consider|considering)\s+(?:all|each\s+of|every\s+one\s+of"
-                           r"|the\s+other)?\s*(?:the\s+)?(?:options|choices)(?:\s+again)?\s*:)")
+                           r"|the\s+other)?\s*(?:the\s+)?(?:options|choices)(?:\s+again)?\s*:"
+                           # "Let me check again: no Cantonese-like tonal variations (Guangdong), ..."
+                           r"|let\s+me\s+(?:double-?\s*)?(?:check|confirm|verify)\s+(?:again|once\s+more)\s*(?::|-|—|–))")
 
 
 # "If they think she is smarter, then they may not ...": a supposition or a possibility, no statement

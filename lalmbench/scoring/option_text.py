@@ -223,8 +223,8 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
 def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...]:
     """Each option's text as a whole-word pattern: case, plural and article-insensitive, any
     punctuation between words ("Orson, Rosa" is "orson rosa"), quotes ignored. Where every option
-    starts with the same words and what differs holds a number ("Ratio is 3:1", "Ratio is 1:3"),
-    the part that differs names the option too ("The answer is 3:1")."""
+    starts with the same words and what differs holds a number ("Ratio is 3:1", "Ratio is 1:3") or
+    three words or more, the part that differs names the option too ("The answer is 3:1")."""
     phrases = [OptionPhrase(label, ph[0], ph[1], chord or ph[2], chord is not None)
                for label, text in opts if (ph := _phrase(text)) is not None for chord in [_chord_phrase(text)]]
     shared = os.path.commonprefix([p.words for p in phrases]) if len(phrases) > 1 else ()
@@ -233,7 +233,8 @@ def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...
     out = []
     for p in phrases:
         core = p.words[len(shared):]
-        if p.cased or not any(any(c.isdigit() for c in w) for w in core):
+        # a number, or three words or more ("sounds heard None of these two sounds": "None of these two sounds")
+        if p.cased or not (any(any(c.isdigit() for c in w) for w in core) or len(core) >= 3):
             out.append(p)
             continue
         alt = r"(?<![\w#])" + _GAP.join(re.escape(w) for w in core) + r"(?![\w#])"

@@ -49,7 +49,14 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.6.0 (from blind round 13, after it was measured): "the answer is likely (F)" is an answer
+Changelog: 2.7.0 (from round 13's misses, before round 14 was parsed): a slot whose tag degraded to one letter
+(``<D>Two</D>``) is an answer block read by its text; a quotation that ends a sentence ends a doubt's clause
+("... the answer: \"They seem anxious.\" The speaker is uncertain ..."); a count in digits before a plural noun
+names a number-word option ("2 participants" for "two"); a short output naming no option text is read by most of
+the words only one option has, never with a word of another option, a number, a supposition or a reference by
+letter ("the line is getting weak" for "Line failure"); options sharing their first words are named by three or
+more words that differ; "points to", "makes it clear", "among the options" mark a conclusion; "Let me check
+again:" goes through the options again. 2.6.0 (from blind round 13, after it was measured): "the answer is likely (F)" is an answer
 statement; "None of these other animals ..." is no "none of the options"; an option named under a negation where
 another option is its words and a negation word is that other option ("these aren't the same" for "Not the same").
 2.5.0 (from blind rounds 10 to 12, before round 13 was graded): a final statement is read by all the
@@ -146,7 +153,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.6.0"
+PARSER_VERSION = "2.7.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
