@@ -481,3 +481,9 @@ def round14_sample(seed: int = 14014) -> list[str]:
     """Round 14's cases (``labels_round14.jsonl``): round 13's shares, drawn before the 2.7 rules written from
     round 13's misses were final, left out of everything the rule writer read."""
     return shared_sample(ROUND13_SHARES, seed, "labels_round14.jsonl")
+
+
+def round15_sample(seed: int = 15015) -> list[str]:
+    """Round 15's cases (``labels_round15.jsonl``): round 13's shares, drawn after the 2.8 rules from round 14's
+    misses were written and before the parser ran on them."""
+    return shared_sample(ROUND13_SHARES, seed, "labels_round15.jsonl")
