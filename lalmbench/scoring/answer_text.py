@@ -166,7 +166,8 @@ _UNCERTAIN = re.compile(
     r"(?i:\bnot\s+(?:sure|certain)|\bunsure\b|\buncertain\b|\bi\s+(?:do\s+not|don't)\s+know\b"
     r"|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|impossible\s+to|not\s+possible\s+to|hard\s+to"
     r"|difficult\s+to)\s+(?:determine|tell|answer|identify|say|decide|know|judge|be\s+sure))")
-_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|guess|might|could|may\s+be)\b)")
+# "I'm going to take a guess that the speaker is likely a **Female**", "my best guess is B": a guess made is a pick
+_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|(?<!take\sa\s)(?<!best\s)guess|might|could|may\s+be)\b)")
 
 
 # a line ending in ":" and the bulleted or numbered lines right after it
@@ -236,6 +237,7 @@ MARKER = re.compile(
     r"|match|selection|assessment)|best\s+(?:describes|matches|fits)|fits\s+best|closest\s+(?:option|choice|match)"
     r"|(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?(?:most\s+)?(?:correct|right|accurate|plausible|fitting"
     r"|appropriate)|points?\s+(?:squarely\s+|strongly\s+|clearly\s+)?(?:towards?|to)\b|makes\s+it\s+clear"
+    r"|(?:makes?|made)\s+me\s+confident|i\s*(?:'m|am)\s+confident"
     r"|(?:definitely|absolutely|unmistakabl[ye]|undoubtedly|unquestionably)(?!\s+(?:not|no)\b)"
     r"|fits?\s+(?:every|all\s+the|perfectly)|aligns?\s+(?:precisely|exactly)|among\s+(?:all\s+)?(?:the\s+)?(?:given|presented|available|listed)?\s*(?:options|choices)"
     r"|most\s+(?:characteristic|consistent|typical|relevant|suitable)|matches\s+(?:option|choice|perfectly|best)"

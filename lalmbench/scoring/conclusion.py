@@ -397,10 +397,11 @@ def statement_reading(text: str, masked: str, a: int, b: int, phrases: Sequence[
             and not any((other - ws) & words for o, other in own.items() if o != lab and other != ws)]
     if len(hits) == 1:
         return hits[0], a, "all the words of one option"
-    # "The conversation is intermittent because the line is getting weak." for "Line failure": in a short answer
-    # that names no option anywhere (a long one goes through the options), stating and not supposing, half or
-    # more of the words only one option has, and none of another's; numbers are no such words
-    if not partial or len(sentences) > 3 or _SUPPOSES.search(masked, a, b) or at.non_answer(masked[a:b]) \
+    # "The conversation is intermittent because the line is getting weak." for "Line failure": in an output that
+    # names no option text anywhere, a short one or a marked statement of a long one, stating and not supposing,
+    # half or more of the words only one option has, and none of another's; numbers are no such words
+    if not partial or len(sentences) > 3 and not at.MARKER.search(masked, a, b) or _SUPPOSES.search(masked, a, b) \
+            or at.non_answer(masked[a:b]) \
             or _OPTION_REF.search(masked, a, b):
         return None
     own = {lab: {w for w in ws if w.isalpha()} for lab, ws in own.items()}

@@ -90,6 +90,8 @@ _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", 
 #: other way round ("Segment 2:" numbers a list, it names no option "Two"), and never 1 ("one" is
 #: also a pronoun)
 _NUMBER_SPELLINGS = {str(i): w for i, w in enumerate(_NUMBER_WORDS) if w != "one"}
+#: how often, as one word ("appears twice" says the count "two")
+_TIMES = {"two": "twice", "three": "thrice"}
 #: the digits a number word stands for ("three" -> "3")
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS)}
 
@@ -187,6 +189,8 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     content = tuple(w for i, w in enumerate(words) if w not in ARTICLES or i == len(words) - 1 > 0) or words
     if len(raw) <= 2:
         spelt = _NUMBER_SPELLINGS.get(raw)
+        if raw in ("2", "3"):
+            spelt = f"{spelt}|{_TIMES[spelt]}"
         alt = f"(?:{_literal_first([raw])}|(?i:(?<![\\w#]){spelt}))" if spelt else _literal_first([raw])
         return content, raw, re.compile(alt + r"(?![\w#])")
     if len(content) == 1 and re.fullmatch(r"[a-z]{5,}", content[0]):
@@ -199,9 +203,11 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     first, *rest = content
     if raw.lower() in NUMBER_WORDS and raw.lower() != "one":
         # "There are 2 participants" for the option "two": a count in digits before a plural noun (never a
-        # list's number, "Segment 2:")
+        # list's number, "Segment 2:"); "appears twice" for "two"
         digits = rf"(?<![\w#.,]){NUMBER_WORDS[raw.lower()]}(?=[ \t]+[a-z]{{2,}}s\b)"
-        return content, raw, re.compile(rf"(?:{_literal_first(_forms(first))}|{digits})(?![\w#])")
+        times = _TIMES.get(raw.lower())
+        return content, raw, re.compile(rf"(?:{_literal_first(_forms(first))}|{digits}"
+                                        + (rf"|(?<![\w#]){times}" if times else "") + r")(?![\w#])")
 
     def body(words) -> str:
         return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)

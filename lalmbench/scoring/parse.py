@@ -49,7 +49,11 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.7.0 (from round 13's misses, before round 14 was parsed): a slot whose tag degraded to one letter
+Changelog: 2.8.0 (from blind round 14, after it was measured): "appears twice" names "two" (and "2"); "take a
+guess that ... is likely X" and "my best guess" pick; a marked last statement of a long output that names no option
+text is read by most of the words only one option has; a bare label that is another option's number, written as a
+count ("there were **4** goal attempts", "I hear 3 sounds"), is that option's text; "makes me confident" marks a
+conclusion. 2.7.0 (from round 13's misses, before round 14 was parsed): a slot whose tag degraded to one letter
 (``<D>Two</D>``) is an answer block read by its text; a quotation that ends a sentence ends a doubt's clause
 ("... the answer: \"They seem anxious.\" The speaker is uncertain ..."); a count in digits before a plural noun
 names a number-word option ("2 participants" for "two"); a short output naming no option text is read by most of
@@ -153,7 +157,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.7.0"
+PARSER_VERSION = "2.8.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -384,6 +388,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         if lr is not None and lr.kind == "hard":
             return _unparseable(lr.reason)
         if lr is not None and lr.label is not None and (other := lc.label_is_other_text(text, lr, opts, phrases)):
+            if lc.counted(text, lr):
+                return ParseResult(other, "label-pattern", f"{lr.reason}: a count, option {other}'s text")
             return _unparseable(f"label {lr.label} is also option {other}'s text")
         if lr is not None and lr.kind == "explicit":
             why = occurrences and lc.contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)

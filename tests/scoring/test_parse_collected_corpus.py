@@ -69,7 +69,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # paraphrased option texts
     floor = {"labels_round7.jsonl": 0.97, "labels_round8.jsonl": 0.97, "labels_round9.jsonl": 0.97,
              "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95,
-             "labels_round13.jsonl": 0.93}
+             "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -369,6 +369,18 @@ RULES_ROUND_7 = [
      "qwen3_omni_thinking-0355", "D", "conclusion"),
     ("a quotation's last sentence ends a doubt's clause (the 'disgusted' quote before 'The other options ...')",
      "af3_think-0512", "B", "conclusion"),
+    # found by round 14 (graded blind after the 2.7.0 rules)
+    ("'appears twice' names the option 'two'", "steering_alms_mmau-0143", "B", "conclusion"),
+    ("'I'm going to take a guess that the speaker is likely a **Female**' is a pick", "speech_ifeval-0208", "B",
+     "conclusion"),
+    ("a marked last sentence of a long output naming no option text, by most of the words only one option has "
+     "('he left by jumping out of a window')", "af3_think-0367", "D", "conclusion"),
+    ("'makes me confident this comes from Beijing' marks a conclusion", "qwen3_omni_thinking-0318", "C",
+     "conclusion"),
+    # ungraded outputs whose reads the 2.8.0 rules changed
+    ("'There are **2** speakers' with options numbered 1) 5 ... 4) 2: a count, option 4's text",
+     "mmau_pro_audio_noise-0362", "4", "label-pattern"),
+    ("'The woman won twice.' for the digit option '2'", "salmonn_mmar-0314", "D", "conclusion"),
     # ungraded outputs whose reads the 2.7.0 rules changed, or must not change
     ("'high-pitched female vocal' says neither 'High-pitched male vocal' nor a female option",
      "steering_alms_mmau-0267", None, None),
