@@ -106,13 +106,19 @@ _BEFORE_STATED = re.compile(r"[\s*\"'“:]*")
 
 
 def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
-    """Spans of an option text that is a negation word right after an answer phrase on its line."""
+    """Spans of an option text that is a negation word right after an answer phrase on its line, or that opens
+    the output as its reply ("No, the elderly people here do not have cognitive impairment.")."""
     own, out = dict(opts), []
     for lab, a, b in occurrences:
         if not _NEGATION_WORD.fullmatch(own[lab].strip()):
             continue
         line = text.rfind("\n", 0, a) + 1
         ans = at.last_match(at.ANSWER_IS, text[line:a])
-        if ans is not None and _BEFORE_STATED.fullmatch(text, line + ans.end(), a):
+        if ans is not None and _BEFORE_STATED.fullmatch(text, line + ans.end(), a) \
+                or not text[:a].strip(" \t\n*\"'") and _REPLY_END.match(text, b):
             out.append((a, b))
     return out
+
+
+# the reply word's end: a comma or full stop, then the sentence that says why
+_REPLY_END = re.compile(r"[*\"']*[,.!]\s")

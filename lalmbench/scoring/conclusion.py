@@ -152,6 +152,9 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
             named, where = kept, f"{where} dismisses the other options"
         else:
             read = statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
+            if read is None and (kept := _after_dismissal(text, masked, sentences, k, phrases, v)) is not None:
+                named, where = kept, f"{where} dismisses the other options"
+                read = (next(iter(kept.asserted)), kept.spans[0][1], "the sentence before")
             if read is None:
                 return None
             if at.hedged(masked, s0, e0, read[1]):
@@ -300,6 +303,19 @@ def _other_options_dismissed(text: str, masked: str, sentences: list[tuple[int, 
     if before.asserted != rest or before.vetoed or at.hedged(masked, *sentences[k - 1], before.spans[0][1]):
         return None
     return before
+def _after_dismissal(text: str, masked: str, sentences: list[tuple[int, int]], k: int,
+                     phrases: Sequence[ot.OptionPhrase], v: at.Vetoes) -> ot.Named | None:
+    """"The combination of track-based mechanics plus screaming indicates classic roller coaster experience.
+    All other options don't match these specific auditory clues.": a last sentence that rejects "the other
+    options" without naming one concludes in the sentence before, where that names one option alone."""
+    if k == 0 or not at.OTHER_OPTIONS.search(masked, *sentences[k]) or not at.negation_between(masked, *sentences[k]):
+        return None
+    before = ot.named_options(text, *sentences[k - 1], phrases, v)
+    if len(before.asserted) != 1 or before.vetoed or at.hedged(masked, *sentences[k - 1], before.spans[0][1]):
+        return None
+    return before
+
+
 # "the main issue the speaker is facing is:\n* Luggage lost": a lead-in that the next line completes
 _LEAD_IN = re.compile(r"(?i:\b(?:is|are|be|as|was)\s*:\s*$)")
 # "So counting the confirmed wins: 2 times." a sentence that opens with "So" concludes

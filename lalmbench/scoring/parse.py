@@ -49,7 +49,10 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.8.0 (from blind round 14, after it was measured): "appears twice" names "two" (and "2"); "take a
+Changelog: 2.9.0 (from blind round 15, after it was measured): a negation-word option that opens the output as
+its reply ("No, the elderly people here do not have ...") is stated, not negated; a last sentence that rejects "the
+other options" without naming one concludes in the sentence before, where that names one option alone.
+2.8.0 (from blind round 14, after it was measured): "appears twice" names "two" (and "2"); "take a
 guess that ... is likely X" and "my best guess" pick; a marked last statement of a long output that names no option
 text is read by most of the words only one option has; a bare label that is another option's number, written as a
 count ("there were **4** goal attempts", "I hear 3 sounds"), is that option's text; "makes me confident" marks a
@@ -157,7 +160,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.8.0"
+PARSER_VERSION = "2.9.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

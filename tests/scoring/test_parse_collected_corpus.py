@@ -54,11 +54,11 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     and no fix may cost a wrong label anywhere."""
     t = total(tally(collected_rows(labels), "system"))
     print(t.row(labels, "all"))
-    # rounds 11 to 13 each keep one over-read: a label slot ("<C C>", a bare "<B>") after reasoning that the
+    # rounds 11 to 13 each keep one over-read (round 15 keeps MMAU's word match on a count list): a label slot ("<C C>", a bare "<B>") after reasoning that the
     # grader reads as arguing for another option in words the parser does not match ("a police officer obtaining
     # information from an informant"; "'Octavia' appears before 'orange'")
     assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl",
-                                                        "labels_round13.jsonl") else 0)
+                                                        "labels_round13.jsonl", "labels_round15.jsonl") else 0)
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
     # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
@@ -69,7 +69,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # paraphrased option texts
     floor = {"labels_round7.jsonl": 0.97, "labels_round8.jsonl": 0.97, "labels_round9.jsonl": 0.97,
              "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95,
-             "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95}
+             "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -377,6 +377,11 @@ RULES_ROUND_7 = [
      "('he left by jumping out of a window')", "af3_think-0367", "D", "conclusion"),
     ("'makes me confident this comes from Beijing' marks a conclusion", "qwen3_omni_thinking-0318", "C",
      "conclusion"),
+    # found by round 15 (graded blind after the 2.8.0 rules)
+    ("'No, the elderly people here do not have cognitive impairment.': the reply word opens the output",
+     "salmonn_mmar-0403", "B", None),
+    ("'Other options don't fit well here; ...' after the sentence naming 'combat competitions' alone",
+     "qwen3_omni_thinking-0296", "B", "conclusion"),
     # ungraded outputs whose reads the 2.8.0 rules changed
     ("'There are **2** speakers' with options numbered 1) 5 ... 4) 2: a count, option 4's text",
      "mmau_pro_audio_noise-0362", "4", "label-pattern"),
