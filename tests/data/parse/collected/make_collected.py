@@ -487,3 +487,9 @@ def round15_sample(seed: int = 15015) -> list[str]:
     """Round 15's cases (``labels_round15.jsonl``): round 13's shares, drawn after the 2.8 rules from round 14's
     misses were written and before the parser ran on them."""
     return shared_sample(ROUND13_SHARES, seed, "labels_round15.jsonl")
+
+
+def round16_sample(seed: int = 16016) -> list[str]:
+    """Round 16's cases (``labels_round16.jsonl``): round 13's shares, drawn after the 2.9 rules from round 15's
+    misses were committed."""
+    return shared_sample(ROUND13_SHARES, seed, "labels_round16.jsonl")
