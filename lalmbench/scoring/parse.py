@@ -49,7 +49,9 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.9.0 (from blind round 15, after it was measured): a negation-word option that opens the output as
+Changelog: 2.10.0 (from round 15's misses, before round 16 was parsed): an answer block holding a label
+(``<Conclusion>B</Conclusion>``) after a doubt about the audio ("it's hard to say for sure if ...") commits by
+itself and lifts the doubt. 2.9.0 (from blind round 15, after it was measured): a negation-word option that opens the output as
 its reply ("No, the elderly people here do not have ...") is stated, not negated; a last sentence that rejects "the
 other options" without naming one concludes in the sentence before, where that names one option alone.
 2.8.0 (from blind round 14, after it was measured): "appears twice" names "two" (and "2"); "take a
@@ -160,7 +162,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.9.0"
+PARSER_VERSION = "2.10.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -497,8 +499,9 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
                                                      and lc.label_is_other_text(text, lr, opts, phrases))) \
                 or lc.label_slot_with_other_text(text, opts, phrases):
             return None  # the label and the text disagree, or the label is another option's text
+        # an answer block ("<Conclusion>B</Conclusion>") commits by itself, whatever words its line has
         if lr is not None and lr.label is not None and after(lr.label, lr.pos) \
-                and sl.committed(masked, sentences, lr.pos, v) \
+                and (sl.committed(masked, sentences, lr.pos, v) or lr.kind == "explicit" and lr.reason == "answer-tag") \
                 and not (occurrences and lc.contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
             return ParseResult(lr.label, "label-pattern", f"{lr.reason} ({why})")
     if occurrences and "conclusion" in stages:

@@ -382,6 +382,8 @@ RULES_ROUND_7 = [
      "salmonn_mmar-0403", "B", None),
     ("'Other options don't fit well here; ...' after the sentence naming 'combat competitions' alone",
      "qwen3_omni_thinking-0296", "B", "conclusion"),
+    ("'<Conclusion>B</Conclusion>' after 'it's hard to say for sure if the bird is actually listening': an answer "
+     "block commits by itself", "qwen_omni_xml-0029", "B", "label-pattern"),
     # ungraded outputs whose reads the 2.8.0 rules changed
     ("'There are **2** speakers' with options numbered 1) 5 ... 4) 2: a count, option 4's text",
      "mmau_pro_audio_noise-0362", "4", "label-pattern"),
