@@ -166,8 +166,10 @@ _UNCERTAIN = re.compile(
     r"(?i:\bnot\s+(?:sure|certain)|\bunsure\b|\buncertain\b|\bi\s+(?:do\s+not|don't)\s+know\b"
     r"|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|impossible\s+to|not\s+possible\s+to|hard\s+to"
     r"|difficult\s+to)\s+(?:determine|tell|answer|identify|say|decide|know|judge|be\s+sure))")
-# "I'm going to take a guess that the speaker is likely a **Female**", "my best guess is B": a guess made is a pick
-_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|(?<!take\sa\s)(?<!best\s)guess|might|could|may\s+be)\b)")
+# "I'm going to take a guess that the speaker is likely a **Female**", "my best guess is B", "an educated guess": a
+# guess made is a pick
+_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|(?<!take\sa\s)(?<!best\s)(?<!educated\s)guess|might|could"
+                   r"|may\s+be)\b)")
 
 
 # a line ending in ":" and the bulleted or numbered lines right after it

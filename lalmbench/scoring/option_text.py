@@ -204,7 +204,9 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     if raw.lower() in NUMBER_WORDS and raw.lower() != "one":
         # "There are 2 participants" for the option "two": a count in digits before a plural noun (never a
         # list's number, "Segment 2:"); "appears twice" for "two"
-        digits = rf"(?<![\w#.,]){NUMBER_WORDS[raw.lower()]}(?=[ \t]+[a-z]{{2,}}s\b)"
+        n = NUMBER_WORDS[raw.lower()]
+        # ... or the number a sentence ends on after "is" ("The number of words ... is 4.")
+        digits = rf"(?<![\w#.,]){n}(?=[ \t]+[a-z]{{2,}}s\b)|(?<=\bis ){n}(?=[.!]?[ \t]*(?:\n|$)|[.!][ \t])"
         times = _TIMES.get(raw.lower())
         return content, raw, re.compile(rf"(?:{_literal_first(_forms(first))}|{digits}"
                                         + (rf"|(?<![\w#]){times}" if times else "") + r")(?![\w#])")

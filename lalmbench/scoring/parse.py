@@ -49,7 +49,9 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.10.0 (from round 15's misses, before round 16 was parsed): an answer block holding a label
+Changelog: 2.11.0 (from blind round 16, after it was measured): "an educated guess" picks; a number-word option
+is named by its digits where a sentence ends on them after "is" ("The number of words ... is 4."). 2.10.0 (from
+round 15's misses, before round 16 was parsed): an answer block holding a label
 (``<Conclusion>B</Conclusion>``) after a doubt about the audio ("it's hard to say for sure if ...") commits by
 itself and lifts the doubt. 2.9.0 (from blind round 15, after it was measured): a negation-word option that opens the output as
 its reply ("No, the elderly people here do not have ...") is stated, not negated; a last sentence that rejects "the
@@ -162,7 +164,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.10.0"
+PARSER_VERSION = "2.11.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

@@ -58,7 +58,8 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # grader reads as arguing for another option in words the parser does not match ("a police officer obtaining
     # information from an informant"; "'Octavia' appears before 'orange'")
     assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl",
-                                                        "labels_round13.jsonl", "labels_round15.jsonl") else 0)
+                                                        "labels_round13.jsonl", "labels_round15.jsonl",
+                                                        "labels_round16.jsonl") else 0)
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
     # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
@@ -69,7 +70,8 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # paraphrased option texts
     floor = {"labels_round7.jsonl": 0.97, "labels_round8.jsonl": 0.97, "labels_round9.jsonl": 0.97,
              "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95,
-             "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945}
+             "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945,
+             "labels_round16.jsonl": 0.965}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -384,6 +386,10 @@ RULES_ROUND_7 = [
      "qwen3_omni_thinking-0296", "B", "conclusion"),
     ("'<Conclusion>B</Conclusion>' after 'it's hard to say for sure if the bird is actually listening': an answer "
      "block commits by itself", "qwen_omni_xml-0029", "B", "label-pattern"),
+    # found by round 16 (graded blind after the 2.10.0 rules)
+    ("'I'm going to take an educated guess that the underlying feeling is: * Sad' is a pick", "speech_ifeval-0202",
+     "C", "conclusion"),
+    ("'The number of words ... is 4.' names the option 'four'", "steering_alms_mmau-0080", "C", "conclusion"),
     # ungraded outputs whose reads the 2.8.0 rules changed
     ("'There are **2** speakers' with options numbered 1) 5 ... 4) 2: a count, option 4's text",
      "mmau_pro_audio_noise-0362", "4", "label-pattern"),
