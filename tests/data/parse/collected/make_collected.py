@@ -493,3 +493,9 @@ def round16_sample(seed: int = 16016) -> list[str]:
     """Round 16's cases (``labels_round16.jsonl``): round 13's shares, drawn after the 2.9 rules from round 15's
     misses were committed."""
     return shared_sample(ROUND13_SHARES, seed, "labels_round16.jsonl")
+
+
+def round17_sample(seed: int = 17017) -> list[str]:
+    """Round 17's cases (``labels_round17.jsonl``): round 13's shares, drawn after the 2.11 rules from round 16's
+    misses were committed."""
+    return shared_sample(ROUND13_SHARES, seed, "labels_round17.jsonl")
