@@ -72,6 +72,9 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         # a restated question (with its echoed choices) closed by "... is: D" at the very end
         ("is-final", re.compile(rf"(?i:\bis)\s*:\s*[*\"']*(?:{plab}|[(\[]?{lab}[)\]]?)[*\"']*[.!]?\s*$")),
         ("i-choose", re.compile(rf"{choose}(?:[\s*\"']*{plab}|[(\[*\"']*{lab})")),
+        # "Option D is correct - the philosopher's name is mentioned ..." after the others found incorrect
+        ("option-correct", re.compile(rf"(?i:\b(?:option|choice)\s+)(?:{plab}|{lab})(?i:\s+is\s+(?:the\s+)?(?:correct|right)"
+                                      rf"(?:\s+(?:answer|option|choice))?)(?![\w'])(?!\s+(?:in|for|about|if|when|that)\b)")),
         ("answer-cjk", re.compile(rf"(?:{cjk})(?:{plab}|[(\[*\"']*{lab})")),
         ("boxed", re.compile(rf"\\boxed\{{\s*(?:\\text\{{\s*)?(?:{plab}|[(\[]?{lab}[)\]]?)\s*\}}")),
         ("answer-tag", re.compile(rf"<{ANSWER_TAG_NAMES}>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
@@ -114,7 +117,7 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
 
 
 # substrings a pattern cannot match without (checked on the lower-cased text before scanning)
-_NEEDS = {"answer-is": ("answer", "choice", "option"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
+_NEEDS = {"answer-is": ("answer", "choice", "option"), "option-correct": ("correct", "right"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
           "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-json": ('":',),
           "answer-tag": ("answer>", "conclusion", "response>", "</"),
           "bold": ("**",), "angle": ("<",),

@@ -102,12 +102,13 @@ def label_is_other_text(text: str, lr: al.LabelRead, opts: tuple[tuple[str, str]
 # "Based on the audio clip, there were **4** goal attempts": a number the output counts with, not a label
 _COUNTED_BEFORE = re.compile(r"(?i:\b(?:there\s+(?:is|are|was|were)|i\s+(?:can\s+)?(?:hear|heard|count|counted|identify"
                              r"|identified|detect|detected)|a\s+total\s+of)\s+(?:only\s+|exactly\s+|about\s+)?[*_]*$)")
-_COUNTED_AFTER = re.compile(r"[*_]*[ \t]+[a-z][a-z-]*s\b")
+_COUNTED_AFTER = re.compile(r"[*_]*(?:[ \t]+[a-z][a-z-]*){0,2}?[ \t]+[a-z][a-z-]*s\b")
 
 
 def counted(text: str, lr: al.LabelRead) -> bool:
     """Whether a bare label that is also another option's text is written as a count ("there were **4**
-    goal attempts", "I hear 3 sounds"): then it is that option's text, the number counted."""
+    goal attempts", "I hear 3 sounds", "There are **2** different male speakers"): then it is that option's
+    text, the number counted."""
     end = lr.pos + len(lr.label)
     return _COUNTED_BEFORE.search(text, max(0, lr.pos - 40), lr.pos) is not None \
         and _COUNTED_AFTER.match(text, end) is not None

@@ -193,6 +193,21 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
             spelt = f"{spelt}|{_TIMES[spelt]}"
         alt = f"(?:{_literal_first([raw])}|(?i:(?<![\\w#]){spelt}))" if spelt else _literal_first([raw])
         return content, raw, re.compile(alt + r"(?![\w#])")
+    if raw.lower() == "one":
+        # "The word 'bag' appears once": a count; "one" itself is read as the option only as it is written
+        after = "|".join(f"(?<={verb} )" for verb in ("appears", "occurs", "is heard", "is said", "is used", "rings",
+                                                        "happens", "is repeated"))
+        return content, raw, re.compile(rf"(?:{_literal_first(_forms('one'))}|(?:{after})once)(?![\w#])")
+    if raw.lower() in NUMBER_WORDS:
+        # "There are 2 participants" for the option "two": a count in digits before a plural noun (never a
+        # list's number, "Segment 2:"); "appears twice" for "two"
+        n = NUMBER_WORDS[raw.lower()]
+        # ... or the number a sentence ends on after "is" ("The number of words ... is 4.")
+        digits = rf"(?<![\w#.,]){n}(?=[ \t]+[a-z]{{2,}}s\b)|(?<=\bis ){n}(?=[.!]?[ \t]*(?:\n|$)|[.!][ \t])"
+        times = _TIMES.get(raw.lower())
+        return content, raw, re.compile(rf"(?:{_literal_first(_forms(content[0]))}|{digits}"
+                                        + (rf"|(?<![\w#]){times}" if times else "") + r")(?![\w#])")
+
     if len(content) == 1 and re.fullmatch(r"[a-z]{5,}", content[0]):
         # a one-word option written with a hyphen ("hiphop" / "Hip-hop")
         forms = "|".join("-?".join(re.escape(c) for c in f) for f in _forms(content[0]))
@@ -201,16 +216,6 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         # a chord written as one word ("F#m", "C#m7"): its letters, not its tokens, are the option
         return content, raw, re.compile(rf"(?<![\w#]){re.escape(raw.lower())}(?![\w#])")
     first, *rest = content
-    if raw.lower() in NUMBER_WORDS and raw.lower() != "one":
-        # "There are 2 participants" for the option "two": a count in digits before a plural noun (never a
-        # list's number, "Segment 2:"); "appears twice" for "two"
-        n = NUMBER_WORDS[raw.lower()]
-        # ... or the number a sentence ends on after "is" ("The number of words ... is 4.")
-        digits = rf"(?<![\w#.,]){n}(?=[ \t]+[a-z]{{2,}}s\b)|(?<=\bis ){n}(?=[.!]?[ \t]*(?:\n|$)|[.!][ \t])"
-        times = _TIMES.get(raw.lower())
-        return content, raw, re.compile(rf"(?:{_literal_first(_forms(first))}|{digits}"
-                                        + (rf"|(?<![\w#]){times}" if times else "") + r")(?![\w#])")
-
     def body(words) -> str:
         return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)
 

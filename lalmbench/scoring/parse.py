@@ -49,7 +49,10 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.11.0 (from blind round 16, after it was measured): "an educated guess" picks; a number-word option
+Changelog: 2.12.0 (from blind round 17, after it was measured): "appears once" names "one"; number words of five
+letters or more ("thirteen") are named by their digits too; a count may have up to two words before its plural
+noun ("There are **2** different male speakers"); "Option D is correct" is an answer statement. 2.11.0 (from blind
+round 16, after it was measured): "an educated guess" picks; a number-word option
 is named by its digits where a sentence ends on them after "is" ("The number of words ... is 4."). 2.10.0 (from
 round 15's misses, before round 16 was parsed): an answer block holding a label
 (``<Conclusion>B</Conclusion>``) after a doubt about the audio ("it's hard to say for sure if ...") commits by
@@ -164,7 +167,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.11.0"
+PARSER_VERSION = "2.12.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

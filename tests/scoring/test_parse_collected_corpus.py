@@ -59,7 +59,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # information from an informant"; "'Octavia' appears before 'orange'")
     assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl",
                                                         "labels_round13.jsonl", "labels_round15.jsonl",
-                                                        "labels_round16.jsonl") else 0)
+                                                        "labels_round16.jsonl", "labels_round17.jsonl") else 0)
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
     # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
@@ -71,7 +71,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     floor = {"labels_round7.jsonl": 0.97, "labels_round8.jsonl": 0.97, "labels_round9.jsonl": 0.97,
              "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95,
              "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945,
-             "labels_round16.jsonl": 0.965}
+             "labels_round16.jsonl": 0.965, "labels_round17.jsonl": 0.965}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -390,6 +390,13 @@ RULES_ROUND_7 = [
     ("'I'm going to take an educated guess that the underlying feeling is: * Sad' is a pick", "speech_ifeval-0202",
      "C", "conclusion"),
     ("'The number of words ... is 4.' names the option 'four'", "steering_alms_mmau-0080", "C", "conclusion"),
+    # found by round 17 (graded blind after the 2.11.0 rules)
+    ("'appears once' names the option 'one'", "steering_alms_mmau-0145", "B", "conclusion"),
+    ("'There are 13 words ...' names 'thirteen' (a number word of five letters or more)", "steering_alms_mmau-0081",
+     "C", "conclusion"),
+    ("'There are **2** different male speakers': a count, option 1's text", "mmau_pro_audio_noise-0429", "1",
+     "label-pattern"),
+    ("'Option D is correct - ...' after A, B and C found incorrect", "salmonn_mmar-0266", "D", "label-pattern"),
     # ungraded outputs whose reads the 2.8.0 rules changed
     ("'There are **2** speakers' with options numbered 1) 5 ... 4) 2: a count, option 4's text",
      "mmau_pro_audio_noise-0362", "4", "label-pattern"),
