@@ -499,3 +499,9 @@ def round17_sample(seed: int = 17017) -> list[str]:
     """Round 17's cases (``labels_round17.jsonl``): round 13's shares, drawn after the 2.11 rules from round 16's
     misses were committed."""
     return shared_sample(ROUND13_SHARES, seed, "labels_round17.jsonl")
+
+
+def round18_sample(seed: int = 18018) -> list[str]:
+    """Round 18's cases (``labels_round18.jsonl``): round 13's shares, drawn after the 2.12 rules from round 17's
+    misses were committed."""
+    return shared_sample(ROUND13_SHARES, seed, "labels_round18.jsonl")
