@@ -103,8 +103,9 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         ("angle", re.compile(rf"(?m)^[ \t]*<{lab}(?:[ \t]+(?P=l))?>[ \t]*$")),
         ("trailing", re.compile(rf"(?:^|\s){lab}[.!]?\s*$")),
     )
-    hedge = re.compile(rf"{lab}[)\]]?\s*(?:,\s*)?(?i:or|and|/|&|或|和|还是)\s*(?i:option\s+)?[(\[]?"
-                       rf"(?<![A-Za-z0-9])(?:{alt})(?![A-Za-z0-9])")
+    # "A or B", "B/D", and "B, D." (a second label closing the list)
+    hedge = re.compile(rf"{lab}[)\]]?\s*(?:(?:,\s*)?(?i:or|and|/|&|或|和|还是)\s*(?i:option\s+)?[(\[]?"
+                       rf"(?<![A-Za-z0-9])(?:{alt})(?![A-Za-z0-9])|,[ \t]*[(\[]?(?:{alt})[)\]]?(?=[ \t]*(?:[.;]|$)))")
     loose = re.compile(lab)
     labelled_line = re.compile(rf"(?m)^[ \t>*\-]*[(\[]?{lab}[)\]]?[ \t]*[.):\-][ \t]*(?P<rest>[^\n]{{1,300}})$")
     # "(B) a short pause", "B: text", "B) text" anywhere: the words right after the label
@@ -169,10 +170,10 @@ def _loose_labels(scrubbed: str, rx: _LabelRegexes) -> set[str]:
 
 
 def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[ot.OptionPhrase],
-                         norm_texts: Sequence[str]) -> str | None:
+                         norm_texts: Sequence[str]) -> tuple[str, str, int] | None:
     """A label followed by another option's text, anywhere: "B. two beeps" where B is "one beep",
     "Answer: (B) a short pause" where that is option A. The label and the text disagree, so
-    neither can be trusted."""
+    neither can be trusted. (why, the option whose text it is, where the text ends)"""
     labels = rx.labels
     low = ot.lower_same_length(text)
     # "A:7/1", "B/C": an option text that opens with a label is that text, not the label
@@ -187,21 +188,23 @@ def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[ot.Opti
         rest = normalise_text(m.group("rest"))
         own = norm_texts[labels.index(m.group("l"))]
         if rest and rest != own and rest in norm_texts:
-            return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
+            other = labels[norm_texts.index(rest)]
+            return f"label {m.group('l')} with the text of option {other}", other, m.end()
     for m in rx.labelled_period.finditer(text):
         if in_text(m.start("l")):
             continue
         rest = normalise_text(m.group("rest"))
         own = norm_texts[labels.index(m.group("l"))]
         if rest and rest != own and rest in norm_texts:
-            return f"label {m.group('l')} with the text of option {labels[norm_texts.index(rest)]}"
+            other = labels[norm_texts.index(rest)]
+            return f"label {m.group('l')} with the text of option {other}", other, m.end()
     for m in rx.labelled_prefix.finditer(text):
         if in_text(_group(m)[1]):
             continue
         label = rx.lower.get(_group(m)[0], _group(m)[0])
         other = ot.starts_with_option(text, m.start("rest"), m.end("rest"), phrases)
         if other is not None and other != label:
-            return f"label {label} with the text of option {other}"
+            return f"label {label} with the text of option {other}", other, m.end()
     return None
 
 
@@ -223,7 +226,14 @@ def label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Veto
     rx = _label_regexes(labels)
     conflict = _label_text_conflict(text, rx, phrases, norm_texts(texts)) if names_options else None
     if conflict:
-        return LabelRead("hard", reason=conflict)
+        why, other, end = conflict
+        # "Therefore, the correct answer is (I) Synthesis of fatty acids from acetyl-CoA. The answer is (F).": a
+        # closing answer line with the label of the text just written corrects the slip
+        last = [m for m in rx.explicit[0][1].finditer(text, end)]
+        if last and {_group(m)[0].upper() if _group(m)[0].upper() in labels else _group(m)[0] for m in last} == {other} \
+                and not text[last[-1].end():].strip(" \t\n.*)\"'"):
+            return LabelRead("explicit", other, f"answer-is after a label with option {other}'s text", _group(last[-1])[1])
+        return LabelRead("hard", reason=why)
     return _label_mentions(_scrub_own_variants(_scrub_cut_own_text(_scrub_option_texts(text, texts), opts), opts),
                            labels, v)
 

@@ -232,6 +232,10 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     return content, raw, re.compile(pattern + r"(?![\w#])")
 
 
+_CLAUSE_START = "(?:" + "|".join(f"(?<={re.escape(b)})" for b in ("that ", "is ", "are ", ": ", "{", '"', "\n", ". ", ") ", "* ", "- ")) \
+    + "|^)"
+
+
 @lru_cache(maxsize=4096)
 def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...]:
     """Each option's text as a whole-word pattern: case, plural and article-insensitive, any
@@ -250,7 +254,12 @@ def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...
         if p.cased or not (any(any(c.isdigit() for c in w) for w in core) or len(core) >= 3):
             out.append(p)
             continue
-        alt = r"(?<![\w#])" + _GAP.join(re.escape(w) for w in core) + r"(?![\w#])"
+        alt = r"(?<![\w#])" + _GAP.join("(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in core) \
+            + r"(?![\w#])"
+        if not any(any(c.isdigit() for c in w) for w in core):
+            # words, not a number: only where a clause starts ("... is that both names are ...", "\boxed{None of
+            # these two sounds}"), never inside another statement ("shows happiness and second speaker remains ...")
+            alt = _CLAUSE_START + alt
         out.append(OptionPhrase(p.label, p.words, p.raw, re.compile(f"(?:{p.pattern.pattern}|{alt})")))
     return tuple(out)
 

@@ -49,7 +49,11 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.12.0 (from blind round 17, after it was measured): "appears once" names "one"; number words of five
+Changelog: 2.13.0 (from blind round 18, after it was measured): options sharing their first words are named by
+three or more differing words at a clause start, matched with their plurals; a label written with another option's
+text is corrected by a closing answer line with that option's label ("the correct answer is (I) <F's text>. The
+answer is (F)."); "B, D." closing an answer statement names two labels. 2.12.0 (from blind round 17, after it was
+measured): "appears once" names "one"; number words of five
 letters or more ("thirteen") are named by their digits too; a count may have up to two words before its plural
 noun ("There are **2** different male speakers"); "Option D is correct" is an answer statement. 2.11.0 (from blind
 round 16, after it was measured): "an educated guess" picks; a number-word option
@@ -167,7 +171,7 @@ from lalmbench.scoring import option_text as ot
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.12.0"
+PARSER_VERSION = "2.13.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
