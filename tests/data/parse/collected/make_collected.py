@@ -505,3 +505,9 @@ def round18_sample(seed: int = 18018) -> list[str]:
     """Round 18's cases (``labels_round18.jsonl``): round 13's shares, drawn after the 2.12 rules from round 17's
     misses were committed."""
     return shared_sample(ROUND13_SHARES, seed, "labels_round18.jsonl")
+
+
+def round19_sample(seed: int = 19019) -> list[str]:
+    """Round 19's cases (``labels_round19.jsonl``): round 13's shares, drawn after the 2.13 rules from round 18's
+    misses were committed."""
+    return shared_sample(ROUND13_SHARES, seed, "labels_round19.jsonl")
