@@ -477,37 +477,9 @@ def round13_new_sample(seed: int = 13113) -> list[str]:
     return shared_sample(ROUND13_NEW_SHARES, seed, "labels_round13_new.jsonl")
 
 
-def round14_sample(seed: int = 14014) -> list[str]:
-    """Round 14's cases (``labels_round14.jsonl``): round 13's shares, drawn before the 2.7 rules written from
-    round 13's misses were final, left out of everything the rule writer read."""
-    return shared_sample(ROUND13_SHARES, seed, "labels_round14.jsonl")
-
-
-def round15_sample(seed: int = 15015) -> list[str]:
-    """Round 15's cases (``labels_round15.jsonl``): round 13's shares, drawn after the 2.8 rules from round 14's
-    misses were written and before the parser ran on them."""
-    return shared_sample(ROUND13_SHARES, seed, "labels_round15.jsonl")
-
-
-def round16_sample(seed: int = 16016) -> list[str]:
-    """Round 16's cases (``labels_round16.jsonl``): round 13's shares, drawn after the 2.9 rules from round 15's
-    misses were committed."""
-    return shared_sample(ROUND13_SHARES, seed, "labels_round16.jsonl")
-
-
-def round17_sample(seed: int = 17017) -> list[str]:
-    """Round 17's cases (``labels_round17.jsonl``): round 13's shares, drawn after the 2.11 rules from round 16's
-    misses were committed."""
-    return shared_sample(ROUND13_SHARES, seed, "labels_round17.jsonl")
-
-
-def round18_sample(seed: int = 18018) -> list[str]:
-    """Round 18's cases (``labels_round18.jsonl``): round 13's shares, drawn after the 2.12 rules from round 17's
-    misses were committed."""
-    return shared_sample(ROUND13_SHARES, seed, "labels_round18.jsonl")
-
-
-def round19_sample(seed: int = 19019) -> list[str]:
-    """Round 19's cases (``labels_round19.jsonl``): round 13's shares, drawn after the 2.13 rules from round 18's
-    misses were committed."""
-    return shared_sample(ROUND13_SHARES, seed, "labels_round19.jsonl")
+def later_round_sample(n: int) -> list[str]:
+    """Round ``n``'s cases (``labels_round{n}.jsonl``), for rounds 14 to 19: round 13's shares, seed ``n * 1001``
+    (14014, ..., 19019), each drawn and committed before the parser version it measured first ran on it (the
+    collected README says which). Later rounds' labels now leave more cases out, so an earlier round's draw no
+    longer reproduces its committed case list."""
+    return shared_sample(ROUND13_SHARES, n * 1001, f"labels_round{n}.jsonl")
