@@ -7,6 +7,7 @@ of the output (the conclusion, contradicting text).
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -73,8 +74,9 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
         ("is-final", re.compile(rf"(?i:\bis)\s*:\s*[*\"']*(?:{plab}|[(\[]?{lab}[)\]]?)[*\"']*[.!]?\s*$")),
         ("i-choose", re.compile(rf"{choose}(?:[\s*\"']*{plab}|[(\[*\"']*{lab})")),
         # "Option D is correct - the philosopher's name is mentioned ..." after the others found incorrect
-        ("option-correct", re.compile(rf"(?i:\b(?:option|choice)\s+)(?:{plab}|{lab})(?i:\s+is\s+(?:the\s+)?(?:correct|right)"
-                                      rf"(?:\s+(?:answer|option|choice))?)(?![\w'])(?!\s+(?:in|for|about|if|when|that)\b)")),
+        ("option-correct", re.compile(rf"(?i:\b(?:option|choice)\s+)(?:{plab}|{lab})"
+                                      rf"(?i:\s+is\s+(?:the\s+)?(?:correct|right)(?:\s+(?:answer|option|choice))?)"
+                                      rf"(?![\w'])(?!\s+(?:in|for|about|if|when|that)\b)")),
         ("answer-cjk", re.compile(rf"(?:{cjk})(?:{plab}|[(\[*\"']*{lab})")),
         ("boxed", re.compile(rf"\\boxed\{{\s*(?:\\text\{{\s*)?(?:{plab}|[(\[]?{lab}[)\]]?)\s*\}}")),
         ("answer-tag", re.compile(rf"<{ANSWER_TAG_NAMES}>\s*(?:{plab}|[(\[*]*{lab}[)\].*]*)")),
@@ -118,7 +120,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
 
 
 # substrings a pattern cannot match without (checked on the lower-cased text before scanning)
-_NEEDS = {"answer-is": ("answer", "choice", "option"), "option-correct": ("correct", "right"), "is-final": ("is",), "i-choose": ("choose", "pick", "select", "go with"),
+_NEEDS = {"answer-is": ("answer", "choice", "option"), "option-correct": ("correct", "right"), "is-final": ("is",),
+          "i-choose": ("choose", "pick", "select", "go with"),
           "answer-cjk": ("答案", "选"), "boxed": ("\\boxed",), "answer-json": ('":',),
           "answer-tag": ("answer>", "conclusion", "response>", "</"),
           "bold": ("**",), "angle": ("<",),
@@ -182,15 +185,7 @@ def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[ot.Opti
     def in_text(pos: int) -> bool:
         return any(low.startswith(t, pos) for t in texts)
 
-    for m in rx.labelled_line.finditer(text):
-        if in_text(m.start("l")):
-            continue
-        rest = normalise_text(m.group("rest"))
-        own = norm_texts[labels.index(m.group("l"))]
-        if rest and rest != own and rest in norm_texts:
-            other = labels[norm_texts.index(rest)]
-            return f"label {m.group('l')} with the text of option {other}", other, m.end()
-    for m in rx.labelled_period.finditer(text):
+    for m in itertools.chain(rx.labelled_line.finditer(text), rx.labelled_period.finditer(text)):
         if in_text(m.start("l")):
             continue
         rest = normalise_text(m.group("rest"))
@@ -229,10 +224,11 @@ def label_read(text: str, opts: tuple[tuple[str, str], ...], phrases, v: at.Veto
         why, other, end = conflict
         # "Therefore, the correct answer is (I) Synthesis of fatty acids from acetyl-CoA. The answer is (F).": a
         # closing answer line with the label of the text just written corrects the slip
-        last = [m for m in rx.explicit[0][1].finditer(text, end)]
-        if last and {_group(m)[0].upper() if _group(m)[0].upper() in labels else _group(m)[0] for m in last} == {other} \
+        last = list(rx.explicit[0][1].finditer(text, end))
+        if last and {rx.lower.get(_group(m)[0], _group(m)[0]) for m in last} == {other} \
                 and not text[last[-1].end():].strip(" \t\n.*)\"'"):
-            return LabelRead("explicit", other, f"answer-is after a label with option {other}'s text", _group(last[-1])[1])
+            return LabelRead("explicit", other, f"answer-is after a label with option {other}'s text",
+                             _group(last[-1])[1])
         return LabelRead("hard", reason=why)
     return _label_mentions(_scrub_own_variants(_scrub_cut_own_text(_scrub_option_texts(text, texts), opts), opts),
                            labels, v)

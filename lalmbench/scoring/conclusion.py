@@ -153,8 +153,8 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
         else:
             read = statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)
             if read is None and (kept := _after_dismissal(text, masked, sentences, k, phrases, v)) is not None:
-                named, where = kept, f"{where} dismisses the other options"
                 read = (next(iter(kept.asserted)), kept.spans[0][1], "the sentence before")
+                where = f"{where} dismisses the other options"
             if read is None:
                 return None
             if at.hedged(masked, s0, e0, read[1]):
@@ -295,20 +295,27 @@ def _other_options_dismissed(text: str, masked: str, sentences: list[tuple[int, 
     """"... is highly consistent with the role of a fitness coach or trainer. The other options
     (Dentist, Teacher, Nurse) do not ...": a last sentence that rejects every option but one, as "the
     other options", after a sentence that names that one alone, concludes in it."""
-    labels = {p.label for p in phrases}
-    rest = labels - set(vetoed)
-    if len(rest) != 1 or k == 0 or not at.OTHER_OPTIONS.search(masked, *sentences[k]):
+    rest = {p.label for p in phrases} - set(vetoed)
+    if len(rest) != 1 or not at.OTHER_OPTIONS.search(masked, *sentences[k]):
         return None
-    before = ot.named_options(text, *sentences[k - 1], phrases, v)
-    if before.asserted != rest or before.vetoed or at.hedged(masked, *sentences[k - 1], before.spans[0][1]):
-        return None
-    return before
+    before = _one_named_before(text, masked, sentences, k, phrases, v)
+    return before if before is not None and before.asserted == rest else None
+
+
 def _after_dismissal(text: str, masked: str, sentences: list[tuple[int, int]], k: int,
                      phrases: Sequence[ot.OptionPhrase], v: at.Vetoes) -> ot.Named | None:
     """"The combination of track-based mechanics plus screaming indicates classic roller coaster experience.
     All other options don't match these specific auditory clues.": a last sentence that rejects "the other
     options" without naming one concludes in the sentence before, where that names one option alone."""
-    if k == 0 or not at.OTHER_OPTIONS.search(masked, *sentences[k]) or not at.negation_between(masked, *sentences[k]):
+    if not at.OTHER_OPTIONS.search(masked, *sentences[k]) or not at.negation_between(masked, *sentences[k]):
+        return None
+    return _one_named_before(text, masked, sentences, k, phrases, v)
+
+
+def _one_named_before(text: str, masked: str, sentences: list[tuple[int, int]], k: int,
+                      phrases: Sequence[ot.OptionPhrase], v: at.Vetoes) -> ot.Named | None:
+    """What sentence ``k - 1`` names, where that is one option, asserted and not hedged, and nothing vetoed."""
+    if k == 0:
         return None
     before = ot.named_options(text, *sentences[k - 1], phrases, v)
     if len(before.asserted) != 1 or before.vetoed or at.hedged(masked, *sentences[k - 1], before.spans[0][1]):

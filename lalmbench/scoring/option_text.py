@@ -66,6 +66,8 @@ _DEMONYMS = {"chinese": "china", "japanese": "japan", "korean": "korea", "indian
              "swedish": "sweden", "greek": "greece", "egyptian": "egypt", "vietnamese": "vietnam", "thai": "thailand",
              "portuguese": "portugal", "african": "africa", "european": "europe", "asian": "asia",
              "indonesian": "indonesia", "norwegian": "norway", "finnish": "finland", "danish": "denmark"}
+
+
 @lru_cache(maxsize=1)
 def _snowball():
     """Snowball's English stemmer, imported on first use like rapidfuzz: the inference envs import the
@@ -207,7 +209,6 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         times = _TIMES.get(raw.lower())
         return content, raw, re.compile(rf"(?:{_literal_first(_forms(content[0]))}|{digits}"
                                         + (rf"|(?<![\w#]){times}" if times else "") + r")(?![\w#])")
-
     if len(content) == 1 and re.fullmatch(r"[a-z]{5,}", content[0]):
         # a one-word option written with a hyphen ("hiphop" / "Hip-hop")
         forms = "|".join("-?".join(re.escape(c) for c in f) for f in _forms(content[0]))
@@ -216,6 +217,7 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         # a chord written as one word ("F#m", "C#m7"): its letters, not its tokens, are the option
         return content, raw, re.compile(rf"(?<![\w#]){re.escape(raw.lower())}(?![\w#])")
     first, *rest = content
+
     def body(words) -> str:
         return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)
 
@@ -232,8 +234,8 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     return content, raw, re.compile(pattern + r"(?![\w#])")
 
 
-_CLAUSE_START = "(?:" + "|".join(f"(?<={re.escape(b)})" for b in ("that ", "is ", "are ", ": ", "{", '"', "\n", ". ", ") ", "* ", "- ")) \
-    + "|^)"
+_CLAUSE_START = "(?:" + "|".join(f"(?<={re.escape(b)})" for b in ("that ", "is ", "are ", ": ", "{", '"', "\n", ". ",
+                                                                  ") ", "* ", "- ")) + "|^)"
 
 
 @lru_cache(maxsize=4096)
@@ -250,13 +252,14 @@ def option_phrases(opts: tuple[tuple[str, str], ...]) -> tuple[OptionPhrase, ...
     out = []
     for p in phrases:
         core = p.words[len(shared):]
+        number = any(any(c.isdigit() for c in w) for w in core)
         # a number, or three words or more ("sounds heard None of these two sounds": "None of these two sounds")
-        if p.cased or not (any(any(c.isdigit() for c in w) for w in core) or len(core) >= 3):
+        if p.cased or not (number or len(core) >= 3):
             out.append(p)
             continue
         alt = r"(?<![\w#])" + _GAP.join("(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in core) \
             + r"(?![\w#])"
-        if not any(any(c.isdigit() for c in w) for w in core):
+        if not number:
             # words, not a number: only where a clause starts ("... is that both names are ...", "\boxed{None of
             # these two sounds}"), never inside another statement ("shows happiness and second speaker remains ...")
             alt = _CLAUSE_START + alt
