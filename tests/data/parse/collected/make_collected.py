@@ -477,9 +477,10 @@ def round13_new_sample(seed: int = 13113) -> list[str]:
     return shared_sample(ROUND13_NEW_SHARES, seed, "labels_round13_new.jsonl")
 
 
-def later_round_sample(n: int) -> list[str]:
-    """Round ``n``'s cases (``labels_round{n}.jsonl``), for rounds 14 to 19: round 13's shares, seed ``n * 1001``
-    (14014, ..., 19019), each drawn and committed before the parser version it measured first ran on it (the
-    collected README says which). Later rounds' labels now leave more cases out, so an earlier round's draw no
-    longer reproduces its committed case list."""
-    return shared_sample(ROUND13_SHARES, n * 1001, f"labels_round{n}.jsonl")
+def later_round_sample(n: int, drawn=()) -> list[str]:
+    """Round ``n``'s cases (``labels_round{n}.jsonl``), for rounds 14 to 21: round 13's shares, seed ``n * 1001``
+    (14014, ..., 21021), each drawn and committed before the parser version it measured first ran on it (the
+    collected README says which). Rounds 20 and 21 were drawn together, round 21 leaving out round 20's draw
+    (``drawn``). Later rounds' labels now leave more cases out, so an earlier round's draw no longer reproduces
+    its committed case list."""
+    return shared_sample(ROUND13_SHARES, n * 1001, f"labels_round{n}.jsonl", drawn=drawn)
