@@ -47,7 +47,7 @@ class Tally:
     agree_by_class: Counter = field(default_factory=Counter)
 
     def add(self, row: dict) -> None:
-        res = parse_answer(row["raw"], row["options"], labels_shown=row["labels_shown"])
+        res = parse_answer(row["raw"], row["options"], labels_shown=row["labels_shown"], question=row.get("question"))
         ok = res.label == row["label"]
         klass = res.reason.split(" (")[0] if res.status == "non-answer" else res.status
         self.n += 1

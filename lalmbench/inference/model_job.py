@@ -303,5 +303,6 @@ def _judge(chunk: list[tuple[dict, str, int | None]], rows: list[dict]) -> tuple
     for (it, _, _), r in zip(chunk, rows):
         if it.get("options") and it.get("answer_label") is not None:
             judged += 1
-            correct += r["error"] is None and parse_answer(r["raw_output"], it["options"]).label == it["answer_label"]
+            correct += r["error"] is None and parse_answer(r["raw_output"], it["options"],
+                                                           question=it.get("question")).label == it["answer_label"]
     return judged, correct

@@ -309,6 +309,20 @@ def _names_the_others(text: str, hedge: re.Match, labels: tuple[str, ...]) -> bo
     return all(lab.isdigit() for lab in labels) and not re.search(r"[()\[\]]|(?i:option|choice)", hedge.group(0))
 
 
+# "Let's look at why the other options are less likely or not the *most* prominent:" and the list after it
+_OTHERS_LEAD_IN = re.compile(r"(?im:^[^\n]*\b(?:the\s+)?(?:other|remaining)\s+(?:options|choices)\b[^\n]*:[ \t*]*\n"
+                             r"(?P<items>(?:[ \t]*\n|[ \t]*(?:[*•+-]|\d{1,2}[.)])[ \t][^\n]*(?:\n|$))+))")
+
+
+def _blank_others_list(text: str) -> str:
+    """``text`` with the list that goes through "the other options" blanked: the labels it heads
+    are the options set aside, not mentions of an answer. A list item that states an answer in so
+    many words ("the correct answer") stays."""
+    spans = [m.span("items") for m in _OTHERS_LEAD_IN.finditer(text)
+             if not at.STRONG_MARKER.search(text, *m.span("items"))]
+    return at.blank(text, spans)
+
+
 def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> LabelRead | None:
     """Label decision on text whose option texts were already blanked out. Labels inside
     uncertain clauses ("not sure, maybe C") are not mentions."""
@@ -340,6 +354,7 @@ def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> LabelRe
         return LabelRead("soft", reason=f"several labels ({hedges[0].group(0)!r})")
     if _ECHO.search(text):
         return LabelRead("soft", reason="echoed option list without an answer statement")
+    text = _blank_others_list(text)
     # 2) formatted mentions: exactly one distinct label, not negated, and no other label anywhere
     mentions: dict[str, tuple[str, int]] = {}
     negated: set[str] = set()

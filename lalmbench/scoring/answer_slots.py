@@ -122,3 +122,31 @@ def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, s
 
 # the reply word's end: a comma or full stop, then the sentence that says why
 _REPLY_END = re.compile(r"[*\"']*[,.!]\s")
+
+
+# "</Reasoning>\n<B>": a label alone in angle brackets closing the output after the reasoning's closing tag
+_CLOSING_SLOT = re.compile(r"</[A-Za-z][A-Za-z_ ]{0,24}>\s*<(?P<l>[A-J])>\s*$")
+_OPTION_NAMED = re.compile(r"(?i:\b(?:option|choice)\s+)\(?(?P<l>[A-J])\)?(?![\w'])")
+
+
+def closing_slot(text: str, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
+                 v: at.Vetoes) -> str | None:
+    """The label of a slot closing the output after the reasoning ("... none of these sounds match
+    the mooing.</Reasoning>\n<B>") when every sentence of the reasoning that names one option alone
+    (by its text or as "Option B"), neither negated nor in doubt, names that one: the template's
+    answer, agreed by its reasoning. A reasoning that singles out another option, or none, leaves
+    the slot unread."""
+    m = _CLOSING_SLOT.search(text)
+    labels = {p.label for p in phrases}
+    if m is None or m.group("l") not in labels:
+        return None
+    single: set[str] = set()
+    for s, e in sentences:
+        if s >= m.start():
+            break
+        named = set(ot.named_options(text, s, e, phrases, v).asserted)
+        named |= {r.group("l") for r in _OPTION_NAMED.finditer(text, s, e)
+                  if r.group("l") in labels and not v.vetoed_at(r.start())}
+        if len(named) == 1:
+            single |= named
+    return m.group("l") if single == {m.group("l")} else None

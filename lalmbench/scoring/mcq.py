@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from lalmbench.core.io import InputError
-from lalmbench.scoring.parse import PARSER_VERSION, STAGES, STATUSES, check_stages, parse_options_key, scorer_fingerprint
+from lalmbench.scoring.parse import (PARSER_VERSION, STAGES, STATUSES, ParseResult, check_stages, parse_options_key,
+                                     scorer_fingerprint, with_question)
 from lalmbench.core.stats import bootstrap_proportion_ci, clustered_proportion_summary
 
 PARSER_CFG_KEYS = {"stages", "labels"}
@@ -229,6 +230,13 @@ def score_mcq(items: list[dict], predictions: pd.DataFrame,
     pred = labels_u[inverse]
     status = status_u[inverse]
     reason = reason_u[inverse]
+    # an output the options alone leave unread may answer in the question's words
+    for i in np.flatnonzero((pred == None) & ~has_err).tolist():  # noqa: E711 (elementwise)
+        question = items[i].get("question")
+        if question:
+            res = with_question(raw[i], key_list[key_codes[i]], question, stages, shown,
+                                ParseResult(None, status[i], reason[i]))
+            pred[i], status[i], reason[i] = res.label, res.status, res.reason
     pred[has_err] = None
     status[has_err] = "error"
     reason[has_err] = "generation error"

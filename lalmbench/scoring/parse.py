@@ -49,7 +49,14 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.13.0 (from blind round 18, after it was measured): options sharing their first words are named by
+Changelog: 2.14.0 (from blind round 19, after it was measured): the item's question is read where the output
+alone gives nothing (``question=``): a negation the question asked for vetoes nothing ("Which instrument is not
+present?" -> "The instrument not present ... is the Flute"), and a yes/no question is answered by a closing
+sentence that restates it, negated or not ("I believe he's not telling the truth"); a label slot closing the
+reasoning ("</Reasoning>\n<B>") is read where every sentence that singles out one option singles out that one; a
+final statement that names one option in its words decides over labels of several options gone by; the list after
+"why the other options are less likely:" holds no label mentions. 2.13.0 (from blind round 18, after it was
+measured): options sharing their first words are named by
 three or more differing words at a clause start, matched with their plurals; a label written with another option's
 text is corrected by a closing answer line with that option's label ("the correct answer is (I) <F's text>. The
 answer is (F)."); "B, D." closing an answer statement names two labels. 2.12.0 (from blind round 17, after it was
@@ -168,10 +175,11 @@ from lalmbench.scoring import answer_text as at
 from lalmbench.scoring import conclusion as cl
 from lalmbench.scoring import label_checks as lc
 from lalmbench.scoring import option_text as ot
+from lalmbench.scoring import question_read as qr
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.13.0"
+PARSER_VERSION = "2.14.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -266,7 +274,8 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
 
 #: the files whose code decides a score: a change to any of them re-scores every run
 SCORER_FILES = ("scoring/parse.py", "scoring/conclusion.py", "scoring/label_checks.py", "scoring/answer_labels.py",
-                "scoring/answer_text.py", "scoring/option_text.py", "scoring/answer_slots.py", "scoring/mcq.py")
+                "scoring/answer_text.py", "scoring/option_text.py", "scoring/answer_slots.py", "scoring/question_read.py",
+                "scoring/mcq.py")
 
 
 @lru_cache(maxsize=1)
@@ -286,16 +295,41 @@ def check_stages(stages: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def parse_answer(raw: str | None, options: list[dict], stages: Sequence[str] | None = None, *,
-                 labels_shown: bool = True) -> ParseResult:
+                 labels_shown: bool = True, question: str | None = None) -> ParseResult:
     """Map one raw output to an option label of ``options`` (``[{label, text, ...}]``).
 
     ``stages`` restricts which stages may match (canonical order is kept); ``None`` means all.
     ``labels_shown=False`` says the prompt showed no option labels: label stages are off and
     option texts that look like labels are read as texts.
+    ``question``, the item's question, lets an output the options alone leave unread be read in the
+    question's words (:func:`with_question`).
     Never guesses: ``label`` is None whenever no enabled stage gives one unambiguous answer.
     """
     opts = tuple((str(o["label"]), str(o.get("text", "") or "")) for o in options)
-    return _parse_cached(raw, opts, check_stages(stages), labels_shown)
+    res = _parse_cached(raw, opts, check_stages(stages), labels_shown)
+    return with_question(raw, opts, question, check_stages(stages), labels_shown, res)
+
+
+def with_question(raw: str | None, opts: tuple[tuple[str, str], ...], question: str | None, stages: tuple[str, ...],
+                  labels_shown: bool, res: ParseResult) -> ParseResult:
+    """``res``, or, when it read nothing, what the output says in the question's words: a negation the
+    question asked for vetoes nothing ("Which is not present?" -> "... not present is the Flute"), and a
+    yes/no question is answered by a statement restating it (:mod:`lalmbench.scoring.question_read`).
+    Refusals, empty outputs and runaway ones stay unread."""
+    if res.label is not None or not question or "conclusion" not in stages or not isinstance(raw, str) \
+            or not (res.status == "unparseable" or res.reason.startswith("non-answer: none of the options")) \
+            or "repetition loop" in res.reason:
+        return res
+    text, _ = at.clean(raw)
+    if not text or len(text) > MAX_ANSWER_CHARS:
+        return res
+    spans = qr.echoed_negations(question, text)
+    if spans:
+        again = _parse_text(at.blank(text, spans), opts, stages, labels_shown)
+        if again.label is not None:
+            return ParseResult(again.label, again.status, f"{again.reason} (the question's own negation)")
+    polar = qr.polar_reading(question, text, opts)
+    return ParseResult(polar[0], "conclusion", polar[1]) if polar else res
 
 
 @lru_cache(maxsize=65536)
@@ -318,7 +352,7 @@ def parse_options_key(raw: str | None, opts: tuple[tuple[str, str], ...],
     if loop is None:
         if len(text) > MAX_ANSWER_CHARS:
             return _unparseable(f"{len(text):,} characters without an end: not an answer")
-        return _parse_text(text, opts, stages, labels_shown)
+        return _closing_slot(text, opts, stages, labels_shown, _parse_text(text, opts, stages, labels_shown))
     start, period = loop
     if start + period > MAX_ANSWER_CHARS:
         return _unparseable(f"degenerate repetition loop after {start:,} characters")
@@ -360,6 +394,37 @@ def _text_stages(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str
     return None
 
 
+def _prepared(text: str, opts: tuple[tuple[str, str], ...]) -> tuple:
+    """(option phrases, their occurrences, the masked text, sentence spans) of an output."""
+    labels, texts = zip(*opts)
+    phrases = ot.option_phrases(opts)
+    occurrences = ot.find_options(text, 0, len(text), phrases)
+    ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2] \
+        + sl.stated_negation_words(text, occurrences, opts)
+    tags = [m.span() for m in cl.TAG.finditer(text)]
+    # quoted speech and option texts blanked; markup tags turned into line breaks
+    masked = at.blank(at.blank(text, at.quoted_spans(text) + ospans), tags, "\n")
+    # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
+    # (filled, not spaced: an option text that is a whole sentence after ". " stays a sentence)
+    sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
+    return phrases, occurrences, masked, sentences
+
+
+def _closing_slot(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...], labels_shown: bool,
+                  res: ParseResult) -> ParseResult:
+    """``res``, or, when it read nothing, the label slot closing the output after the reasoning
+    (``</Reasoning>\n<B>``) where the reasoning singles out that option and no other
+    (:func:`lalmbench.scoring.answer_slots.closing_slot`)."""
+    if res.label is not None or not labels_shown or "label-pattern" not in stages \
+            or not (res.status == "unparseable" or res.reason.startswith("non-answer: none of the options")):
+        return res
+    phrases, _, masked, sentences = _prepared(text, opts)
+    v = at.vetoes(text, masked, lift_refusal=True)
+    label = sl.closing_slot(text, sentences, phrases, v)
+    return ParseResult(label, "label-pattern", "answer slot closing the reasoning, which singles out its option") \
+        if label is not None else res
+
+
 def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str, ...],
                 labels_shown: bool) -> ParseResult:
     labels, texts = zip(*opts)
@@ -379,16 +444,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         if res is not None:
             return res
 
-    phrases = ot.option_phrases(opts)
-    occurrences = ot.find_options(text, 0, len(text), phrases)
-    ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2] \
-        + sl.stated_negation_words(text, occurrences, opts)
-    tags = [m.span() for m in cl.TAG.finditer(text)]
-    # quoted speech and option texts blanked; markup tags turned into line breaks
-    masked = at.blank(at.blank(text, at.quoted_spans(text) + ospans), tags, "\n")
-    # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
-    # (filled, not spaced: an option text that is a whole sentence after ". " stays a sentence)
-    sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
+    phrases, occurrences, masked, sentences = _prepared(text, opts)
     v = at.vetoes(text, masked)
 
     if v.refusal:
@@ -448,7 +504,10 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         if concl.hard:
             return _unparseable(concl.reason)
 
-    if lr is not None:
+    # labels of several options went by ("Option (A) directly addresses ..., while the other options (B, C, D)
+    # are less related"), but the final statement may say which one in its words
+    listed = lr is not None and lr.reason.startswith("several labels") and not occurrences
+    if lr is not None and not listed:
         return _unparseable(lr.reason)
     if concl is not None:
         return _unparseable(concl.reason)
@@ -458,6 +517,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                 return _unparseable("analysis cut off before its conclusion")
             # no option text anywhere, but the final statement may still say which one
             marks = [i for i, (s, e) in enumerate(sentences) if at.MARKER.search(masked, s, e)]
+            if listed and not marks:
+                return _unparseable(lr.reason)
             k = marks[-1] if marks else len(sentences) - 1
             a, b = cl.statement(text, masked, sentences, k)
             read = cl.statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences, partial=True)
@@ -471,6 +532,8 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
                 # "Therefore, the correct answer is \"eleven\"": an answer, but none of the options
                 return _unparseable(f"final answer statement gives an answer that is no option "
                                     f"({text[after:b].strip()[:40]!r})")
+        if listed:
+            return _unparseable(lr.reason)
         return _unnamed(text, opts, stages, labels_shown)
     return _unparseable("no stage matched")
 

@@ -255,8 +255,8 @@ def _collected(case: str) -> dict:
 RULES_ROUND_7 = [
     ("list items after the answer discuss the other options by bold heading ('* **Chorus:** Creates ...')",
      "mmau_pro_audio_noise-0661", "1", None),
-    ("a bold option heading with its label in a 'why the others are less likely' list is no conclusion",
-     "mmau_pro_audio_noise-0217", "4", "conclusion"),
+    ("a bold option heading with its label in a 'why the others are less likely' list is no mention: the answer's "
+     "own bold label reads", "mmau_pro_audio_noise-0217", "4", "label-pattern"),
     ("a bulleted timeline of the other options after the answer", "mmau_pro_audio_noise-0882", "3", None),
     ("'Here's why' items naming the rejected options do not contradict a label with its text",
      "mmau_pro_audio_noise-0950", "2", "label-pattern"),
@@ -439,6 +439,22 @@ RULES_ROUND_7 = [
     # with two options an explanation naming both in order ('below ... from above') is no echo: unread
     ("two options named in order after the answer are not taken for a copied list", "mmau_pro_audio_noise-0843",
      None, None),
+    # 2.14: the question read where the output alone gives nothing
+    ("a yes/no question answered by a closing sentence that restates it negated", "qwen3_omni_thinking-0205", "B",
+     "conclusion"),
+    ("a yes/no question answered by a one-sentence restatement", "steering_alms_mmau-0039", "A", "conclusion"),
+    ("'No, none of the 100 interviewed men ...' answers the question, it refuses no option", "salmonn_mmar-0028", "A",
+     "conclusion"),
+    ("'cannot be heard' after 'which ... can not be heard' is the question's negation", "steering_alms_mmau-0027", "D",
+     None),
+    ("a slot closing the reasoning that singles out its option, after 'none of these sounds match'",
+     "qwen_omni_xml-0447", "B", "label-pattern"),
+    ("a slot closing a reasoning that singles out each option in turn stays unread", "qwen_omni_xml-0654", None,
+     None),
+    ("a final statement in one option's words decides over the labels of the options gone through",
+     "af3_think-0475", "A", "conclusion"),
+    ("labels heading the list after 'why the other options are less likely:' are no mentions",
+     "mmau_pro_audio_noise-0277", "3", "label-pattern"),
 ]
 
 
@@ -447,7 +463,7 @@ def test_rules_of_round_7_on_the_outputs_that_called_for_them(why, case, label, 
     r = _collected(case)
     if "label" in r:
         assert r["label"] == label or label is None, "a rule test must not disagree with the grader"
-    res = parse_answer(r["raw"], r["options"], labels_shown=r["labels_shown"])
+    res = parse_answer(r["raw"], r["options"], labels_shown=r["labels_shown"], question=r["question"])
     assert res.label == label, res.reason
     if status is not None:
         assert res.status == status, res.reason

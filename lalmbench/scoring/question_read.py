@@ -1,0 +1,140 @@
+"""Readings that need the item's question: tried only when the output alone gives no answer.
+
+Two families of real outputs answer in the question's own words rather than with an option:
+
+- a negation the question asked for: "Which instrument is not present?" -> "The instrument not
+  present in this piece is the **Flute**." The "not" is the question's, so it vetoes nothing;
+- a yes/no question answered by a statement: "Is this man telling the truth?" -> "I believe he's
+  not telling the truth." The statement is Yes or No only when it restates the question's words
+  (all of them, but for its first one where a pronoun takes up the subject) with at most one
+  negation and no hedge, contrast or second option.
+"""
+from __future__ import annotations
+
+import re
+
+from lalmbench.scoring import option_text as ot
+
+_NEGATION = re.compile(r"\b(?:can)?not\b|n't\b|\bnever\b", re.IGNORECASE)
+#: words between a negation and the word it negates ("can not *be* heard", "is not *a* sound")
+_SKIP = {"be", "been", "being", "a", "an", "the", "any", "ever"}
+_WORD = re.compile(r"[a-z0-9]+", re.IGNORECASE)
+
+_YES, _NO = "yes", "no"
+#: option texts that may stand beside Yes and No ("Maybe", "Not sure") without changing the reading
+_UNDECIDED = {"maybe", "not sure", "unsure", "uncertain", "i don t know", "cannot determine", "can t tell",
+              "cannot be determined"}
+_POLAR = re.compile(r"(?:^|[,.:;!]\s*|\n)\s*(?P<aux>is|are|was|were|do|does|did|can|could|has|have|had|will|would|"
+                    r"should)\b(?P<rest>[^?.!\n]*)", re.IGNORECASE)
+#: the question's words a statement need not repeat
+_FUNCTION = {"a", "an", "the", "this", "that", "these", "those", "there", "it", "its", "you", "your", "we", "i",
+             "he", "she", "they", "him", "her", "them", "his", "their", "of", "in", "on", "at", "to", "any", "some",
+             "audio", "clip", "recording", "identify", "is", "are", "was", "were", "be", "been", "do", "does", "did"}
+_NEGATORS = {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot"}
+#: a statement holding any of these is not read as Yes or No: a hedge, a contrast, a negation in
+#: other words, or a reply word that is not the opening one
+_HEDGES = {"maybe", "might", "may", "possibly", "perhaps", "could", "whether", "if", "unclear", "uncertain",
+           "unsure", "impossible", "difficult", "hard", "doubt", "unlikely", "hardly", "barely", "rarely",
+           "lack", "lacks", "lacking", "absent", "absence", "without", "fail", "fails", "failed", "rather",
+           "instead", "but", "although", "though", "however", "only", "fake", "false", "deny", "denies", "yes",
+           "seems", "seem", "appears", "unable", "except", "either", "or"}
+_MAX_WORDS = 40
+#: what may take up the question's subject ("Is this man ...?" -> "he is not ...")
+_PRONOUNS = {"he", "she", "they", "it", "him", "her", "them", "his", "their", "its"}
+
+
+def _words(text: str) -> list[str]:
+    text = re.sub(r"n't\b", " not", re.sub(r"\bcannot\b", "can not", text, flags=re.IGNORECASE),
+                  flags=re.IGNORECASE)
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def echoed_negations(question: str, text: str) -> list[tuple[int, int]]:
+    """Spans of the negations in ``text`` that repeat one of the question's ("not present" after
+    "Which instrument is not present?", "cannot be heard" after "which sound can not be heard")."""
+    keys = set()
+    for m in _NEGATION.finditer(question):
+        after = [w for w in _words(question[m.end():])[:4] if w not in _SKIP]
+        if after:
+            keys.add(ot.lemma(after[0]))
+    spans = []
+    for m in _NEGATION.finditer(text) if keys else ():
+        after = [w for w in _words(text[m.end():])[:4] if w not in _SKIP]
+        if after and ot.lemma(after[0]) in keys:
+            start = m.start() + (3 if m.group(0).lower().startswith("can") else 0)
+            spans.append((start, m.end()))
+    return spans
+
+
+def yes_no_options(opts: tuple[tuple[str, str], ...]) -> dict[str, str] | None:
+    """``{"yes": label, "no": label}`` when the options are Yes, No and at most undecided ones."""
+    found: dict[str, str] = {}
+    for label, text in opts:
+        norm = " ".join(_WORD.findall(text.lower()))
+        if norm in (_YES, _NO) and norm not in found:
+            found[norm] = label
+        elif norm not in _UNDECIDED:
+            return None
+    return found if len(found) == 2 else None
+
+
+def polar_content(question: str) -> tuple[list[str], set[str]] | None:
+    """The lemmas of a yes/no question's own words, in order ("Is this man telling the truth" ->
+    man, tell, truth), and those a restatement may leave out: the first (the subject a pronoun takes
+    up) and manner adverbs ("finally"). None when it is no plain yes/no question (no auxiliary opens
+    its last clause, or it offers a choice with "or" or is itself negated)."""
+    m = None
+    for m in _POLAR.finditer(question):
+        pass
+    if m is None:
+        return None
+    rest = _words(m.group("rest"))
+    if not rest or "or" in rest or _NEGATORS & set(rest):
+        return None
+    content: list[str] = []
+    optional: set[str] = set()
+    for w in rest:
+        lem = ot.lemma(w)
+        if w in _FUNCTION or lem in content:
+            continue
+        if not content or (w.endswith("ly") and len(w) > 4):
+            optional.add(lem)
+        content.append(lem)
+    return content, optional
+
+
+def last_sentence(text: str) -> str:
+    """The output's closing sentence, markup dropped."""
+    plain = re.sub(r"[*_#`>]+", " ", text).strip()
+    lines = [ln for ln in plain.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    parts = [p for p in re.split(r"(?<=[.!?])\s+", lines[-1].strip()) if p.strip()]
+    return parts[-1] if parts else ""
+
+
+def polar_reading(question: str, text: str, opts: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """(label, why) when the output's closing sentence answers a yes/no question by restating it."""
+    labels = yes_no_options(opts)
+    polar = polar_content(question) if labels else None
+    if not polar or len(polar[0]) < 2:
+        return None
+    content, optional = polar
+    sentence = last_sentence(text)
+    words = _words(sentence)
+    reply = None
+    if words and words[0] in (_YES, _NO) and re.match(r"\W*(?:yes|no)\s*,", sentence, re.IGNORECASE):
+        reply, words = words[0], words[1:]
+    if not words or len(words) > _MAX_WORDS or "?" in sentence or _HEDGES & set(words):
+        return None
+    lemmas = {ot.lemma(w) for w in words}
+    if len(set(content) & lemmas) < 2 or any(w not in lemmas and w not in optional for w in content) \
+            or (content[0] not in lemmas and not _PRONOUNS & set(words)):
+        return None
+    negations = sum(w in _NEGATORS for w in words)
+    if negations > 1 and reply != _NO:
+        return None
+    said = _NO if negations else _YES
+    if reply is not None and reply != said:
+        return None
+    return labels[said], f"restates the yes/no question{' negated' if said == _NO else ''}: {sentence[:60]!r}"
