@@ -39,6 +39,7 @@ _HEDGES = {"maybe", "might", "may", "possibly", "perhaps", "could", "whether", "
            "instead", "but", "although", "though", "however", "only", "fake", "false", "deny", "denies", "yes",
            "seems", "seem", "appears", "unable", "except", "either", "or"}
 _MAX_WORDS = 40
+_NEGATING_PREFIXES = ("in", "un", "im", "ir", "il")
 #: what may take up the question's subject ("Is this man ...?" -> "he is not ...")
 _PRONOUNS = {"he", "she", "they", "it", "him", "her", "them", "his", "their", "its"}
 
@@ -67,15 +68,17 @@ def echoed_negations(question: str, text: str) -> list[tuple[int, int]]:
 
 
 def yes_no_options(opts: tuple[tuple[str, str], ...]) -> dict[str, str] | None:
-    """``{"yes": label, "no": label}`` when the options are Yes, No and at most undecided ones."""
-    found: dict[str, str] = {}
+    """``{"yes": label, "no": label}`` when the options are one Yes, one No (each maybe with its reason) and at
+    most undecided ones."""
+    found: dict[str, list[str]] = {_YES: [], _NO: []}
     for label, text in opts:
-        norm = " ".join(_WORD.findall(text.lower()))
-        if norm in (_YES, _NO) and norm not in found:
-            found[norm] = label
-        elif norm not in _UNDECIDED:
+        words = _WORD.findall(text.lower())
+        if words and words[0] in found:
+            # "Yes", or "No. \"Driver\" is a word.": the reply word the option opens with
+            found[words[0]].append(label)
+        elif " ".join(words) not in _UNDECIDED:
             return None
-    return found if len(found) == 2 else None
+    return {k: v[0] for k, v in found.items()} if all(len(v) == 1 for v in found.values()) else None
 
 
 def polar_content(question: str) -> tuple[list[str], set[str]] | None:
@@ -128,10 +131,13 @@ def polar_reading(question: str, text: str, opts: tuple[tuple[str, str], ...]) -
     if not words or len(words) > _MAX_WORDS or "?" in sentence or _HEDGES & set(words):
         return None
     lemmas = {ot.lemma(w) for w in words}
+    # "incorrect" for the question's "correct": its word, negated
+    negated_words = {ot.lemma(w[2:]) for w in words if w[:2] in _NEGATING_PREFIXES and ot.lemma(w[2:]) in content}
+    lemmas |= negated_words
     if len(set(content) & lemmas) < 2 or any(w not in lemmas and w not in optional for w in content) \
             or (content[0] not in lemmas and not _PRONOUNS & set(words)):
         return None
-    negations = sum(w in _NEGATORS for w in words)
+    negations = sum(w in _NEGATORS for w in words) + len(negated_words)
     if negations > 1 and reply != _NO:
         return None
     said = _NO if negations else _YES

@@ -67,3 +67,11 @@ def test_scoring_reads_with_each_items_question():
     assert decisions["pred_label"].tolist() == ["B", None]
     assert decisions["parse_reason"].iloc[0].endswith("(the question's own negation)")
     assert metrics["n_correct"] == 1
+
+
+def test_a_question_word_with_a_negating_prefix_answers_no_and_options_may_give_their_reasons():
+    options = [{"label": "A", "text": 'Yes, "Driver" is not a word.'}, {"label": "B", "text": 'No. "Driver" is a word.'}]
+    raw = "The man then corrects her. Therefore, the woman's answer is incorrect."
+    assert parse_answer(raw, options, question="Is this woman's answer correct?").label == "B"
+    assert parse_answer("Therefore, the woman's answer is correct.", options,
+                        question="Is this woman's answer correct?").label == "A"
