@@ -135,8 +135,13 @@ def _group(m: re.Match) -> tuple[str, int]:
     return m.group("l"), m.start("l")
 
 
-def _is_negated(text: str, start: int) -> bool:
-    return bool(_NEG_BEFORE.search(text[max(0, start - 24):start]))
+# "Option A is not correct", "(B) is wrong": a label its own sentence rejects
+_NEG_AFTER = re.compile(r"(?i:[)\]*]*\s+(?:is|was|would\s+be|seems)\s+(?:not|incorrect|wrong|ruled\s+out)\b"
+                        r"|[)\]*]*\s+(?:isn't|wasn't)\b)")
+
+
+def _is_negated(text: str, start: int, end: int) -> bool:
+    return bool(_NEG_BEFORE.search(text[max(0, start - 24):start])) or bool(_NEG_AFTER.match(text, end))
 
 
 def _scrub_option_texts(text: str, option_texts: tuple[str, ...]) -> str:
@@ -366,7 +371,7 @@ def _label_mentions(text: str, labels: tuple[str, ...], v: at.Vetoes) -> LabelRe
             label = m.group("l")
             if v.vetoed_at(m.start("l")) == "uncertain":
                 uncertain = True
-            elif _is_negated(text, m.start("l")):
+            elif _is_negated(text, m.start("l"), m.end("l")):
                 negated.add(label)
             else:
                 mentions.setdefault(label, (name, m.start("l")))

@@ -115,7 +115,7 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
                 k = 0
                 where = "answer-first sentence"
         a, b = statement(text, masked, sentences, k)
-        if b > sentences[k][1]:
+        while k + 1 < len(sentences) and b > sentences[k][1]:
             k += 1
         ans = at.last_match(at.ANSWER_IS, masked[a:b])
         # where the answer phrase ends (its trailing blanks may be a quoted or blanked option text)
@@ -130,7 +130,8 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
         # "Cats, frogs and hens make different sounds, but the clucking is most like a hen": what
         # comes after the last "but" is the conclusion
         turn = at.last_match(_BUT, masked[a:b])
-        if turn is not None and at.MARKER.search(masked, a + turn.end(), b) \
+        if turn is not None and (at.MARKER.search(masked, a + turn.end(), b)
+                                 or _turns_from_the_others(text, a, a + turn.start(), b, phrases)) \
                 and ot.find_options(text, a + turn.end(), b, phrases):
             a = a + turn.end()
     named = ot.named_options(text, a, b, phrases, v)
@@ -169,6 +170,10 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
     for s, e in sentences[k + 1:]:
         if s < b or list_heading(text, masked, s, phrases) or echoed:
             continue
+        if _SUPPOSITION.match(masked, s, e) and not _PICK_WORDS.search(masked, s, e):
+            # "If the ocean were in front, the sound would likely be more direct": a supposition that explains
+            # the answer, no second one
+            continue
         if _WALK_THROUGH.match(masked, s, e) and not at.MARKER.search(masked, s, e):
             # "Let me double-check all options: reading a book would involve silence; ...": the options
             # gone through once more, not a new conclusion
@@ -204,6 +209,15 @@ def _names_one(text: str, masked: str, sentences: list[tuple[int, int]], i: int,
     named = ot.named_options(text, a, b, phrases, v)
     return bool(named.asserted) or not named.vetoed \
         and statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences) is not None
+
+
+def _turns_from_the_others(text: str, a: int, turn: int, b: int, phrases: Sequence[ot.OptionPhrase]) -> bool:
+    """Whether a sentence goes through every option but one before its last "but" and names that one
+    alone after it ("market would have different noise, grasslands wouldn't feature marching, amusement
+    parks involve laughter, but here everything screams battlefield")."""
+    before = {lab for lab, _, _ in ot.find_options(text, a, turn, phrases)}
+    after = {lab for lab, _, _ in ot.find_options(text, turn, b, phrases)}
+    return len(after) == 1 and not after & before and before | after == {p.label for p in phrases}
 
 
 def _concedes(text: str, masked: str, s: int, e: int, named: ot.Named, label: str) -> bool:
@@ -243,6 +257,10 @@ def _widens(others: set[str], label: str, phrases: Sequence[ot.OptionPhrase]) ->
 
 
 _BUT = re.compile(r"(?i:\b(?:but|however|yet|whereas)\b)")
+_LIST_NUMBER = re.compile(r"\s*\d{1,2}[.)]\s*")
+# a sentence that supposes ("If the ocean were in front, ...") and one that picks even so ("If I had to choose")
+_SUPPOSITION = re.compile(r"[\s*>-]*(?i:if|suppose|supposing|assuming|were\s+it|had\s+it)\b")
+_PICK_WORDS = re.compile(r"(?i:\b(?:choose|pick|select|guess|answer|go\s+with|i'd\s+say|i\s+would\s+say)\b)")
 # "Let me double-check all options:", "Looking at the other options:": a sentence that goes through the options
 _WALK_THROUGH = re.compile(r"[\s*>-]*(?i:(?:let\s+me\s+|let's\s+)?(?:double-?check|check|go\s+through|look\s+at"
                            r"|looking\s+at|review|reviewing|consider|considering)\s+(?:all|each\s+of|every\s+one\s+of"
@@ -336,6 +354,9 @@ def statement(text: str, masked: str, sentences: list[tuple[int, int]], k: int) 
     a, b = sentences[k]
     if masked[a:b].rstrip().endswith(":") and text[a:b].rstrip().endswith(":") and k + 1 < len(sentences):
         b = sentences[k + 1][1]
+        # "the correct answer is:\n\n3. \"told, ships\"": the model's own list number, then the answer
+        if _LIST_NUMBER.fullmatch(text, *sentences[k + 1]) and k + 2 < len(sentences):
+            b = sentences[k + 2][1]
     return a, b
 # "* **Flanger:** Creates a sweeping sound": a list item whose bold heading is an option it goes on to
 # describe (the rest of its line); "Let's look at why the other options are less likely:" lists them so

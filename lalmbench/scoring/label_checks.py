@@ -105,10 +105,19 @@ _COUNTED_BEFORE = re.compile(r"(?i:\b(?:there\s+(?:is|are|was|were)|i\s+(?:can\s
 _COUNTED_AFTER = re.compile(r"[*_]*(?:[ \t]+[a-z][a-z-]*){0,2}?[ \t]+[a-z][a-z-]*s\b")
 
 
+# a count's noun after the number word: "**three** \"Not\" group chats"
+_NOUN_AFTER = r"[*_\"']*(?:[ \t]+[\w\"'-]+){0,2}?[ \t]+[a-z][a-z-]*s\b"
+_DIGIT_WORDS = {digits: word for word, digits in ot.NUMBER_WORDS.items() if word not in ("zero", "one")}
+
+
 def counted(text: str, lr: al.LabelRead) -> bool:
     """Whether a bare label that is also another option's text is written as a count ("there were **4**
     goal attempts", "I hear 3 sounds", "There are **2** different male speakers"): then it is that option's
     text, the number counted."""
     end = lr.pos + len(lr.label)
-    return _COUNTED_BEFORE.search(text, max(0, lr.pos - 40), lr.pos) is not None \
-        and _COUNTED_AFTER.match(text, end) is not None
+    if _COUNTED_BEFORE.search(text, max(0, lr.pos - 40), lr.pos) is not None \
+            and _COUNTED_AFTER.match(text, end) is not None:
+        return True
+    # "The speaker mentions **three** group chats: ... Therefore, the answer is **3**.": the count said before
+    word = _DIGIT_WORDS.get(lr.label)
+    return word is not None and re.search(rf"(?i:\b{word}\b){_NOUN_AFTER}", text[:lr.pos]) is not None

@@ -49,7 +49,12 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.14.0 (from blind round 19, after it was measured): the item's question is read where the output
+Changelog: 2.15.0 (from blind round 20, after it was measured): "Option A is not correct" negates label A; a
+later sentence that supposes ("If the ocean were in front, ...") names no second answer; "the correct answer is:"
+followed by the model's own list number ("3.") reads the option text after it; a sentence that goes through every
+other option before its last "but" concludes in the one option after it; "is indeed" marks a conclusion; a count
+said in words before a numbered answer label ("mentions **three** chats ... the answer is **3**") is the option
+whose text is that count. 2.14.0 (from blind round 19, after it was measured): the item's question is read where the output
 alone gives nothing (``question=``): a negation the question asked for vetoes nothing ("Which instrument is not
 present?" -> "The instrument not present ... is the Flute"), and a yes/no question is answered by a closing
 sentence that restates it, negated or not ("I believe he's not telling the truth"); a label slot closing the
@@ -179,7 +184,7 @@ from lalmbench.scoring import question_read as qr
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.14.0"
+PARSER_VERSION = "2.15.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

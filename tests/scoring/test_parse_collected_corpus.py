@@ -59,7 +59,8 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # information from an informant"; "'Octavia' appears before 'orange'")
     assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl",
                                                         "labels_round13.jsonl", "labels_round15.jsonl",
-                                                        "labels_round16.jsonl", "labels_round17.jsonl") else 0)
+                                                        "labels_round16.jsonl", "labels_round17.jsonl",
+                                                        "labels_round20.jsonl") else 0)
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
     # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
@@ -72,7 +73,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95,
              "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945,
              "labels_round16.jsonl": 0.965, "labels_round17.jsonl": 0.965, "labels_round18.jsonl": 0.965,
-             "labels_round19.jsonl": 0.95}
+             "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -455,6 +456,18 @@ RULES_ROUND_7 = [
      "af3_think-0475", "A", "conclusion"),
     ("labels heading the list after 'why the other options are less likely:' are no mentions",
      "mmau_pro_audio_noise-0277", "3", "label-pattern"),
+    # 2.15: from round 20, after its first read
+    ("'Option A is not correct.' rejects A; the next sentence names the answer", "salmonn_mmar-0437", "B", None),
+    ("a later 'If the ocean were in front, ...' supposes, it names no second answer", "mmau_pro_audio_noise-0841",
+     "2", "conclusion"),
+    ("'the correct answer is:' then the model's own list number and the option's text", "speech_ifeval-0182", "C",
+     None),
+    ("every other option gone through before the last 'but', the one after it is the answer",
+     "qwen3_omni_thinking-0177", "C", "conclusion"),
+    ("'... is indeed \"Maybe, They've\"' concludes a walk through the options", "speech_ifeval-0082", "D",
+     "conclusion"),
+    ("'mentions **three** group chats ... the answer is **3**': the count said before is option 4's text",
+     "mmau_pro_audio_noise-0372", "4", "label-pattern"),
 ]
 
 

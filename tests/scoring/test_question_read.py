@@ -75,3 +75,8 @@ def test_a_question_word_with_a_negating_prefix_answers_no_and_options_may_give_
     assert parse_answer(raw, options, question="Is this woman's answer correct?").label == "B"
     assert parse_answer("Therefore, the woman's answer is correct.", options,
                         question="Is this woman's answer correct?").label == "A"
+
+
+def test_a_label_its_own_sentence_rejects_is_not_read():
+    assert parse_answer("Option A is not correct.", SOUNDS).label is None
+    assert parse_answer("Option A is not correct. The flute plays the melody.", SOUNDS).label == "B"
