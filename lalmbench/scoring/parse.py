@@ -54,7 +54,9 @@ later sentence that supposes ("If the ocean were in front, ...") names no second
 followed by the model's own list number ("3.") reads the option text after it; a sentence that goes through every
 other option before its last "but" concludes in the one option after it; "is indeed" marks a conclusion; a count
 said in words before a numbered answer label ("mentions **three** chats ... the answer is **3**") is the option
-whose text is that count. 2.14.0 (from blind round 19, after it was measured): the item's question is read where the output
+whose text is that count; with the question, a bare number that is one option's label and another's text answers
+"How many ...?" over count options as the count, unless the output counts the label's own text elsewhere.
+2.14.0 (from blind round 19, after it was measured): the item's question is read where the output
 alone gives nothing (``question=``): a negation the question asked for vetoes nothing ("Which instrument is not
 present?" -> "The instrument not present ... is the Flute"), and a yes/no question is answered by a closing
 sentence that restates it, negated or not ("I believe he's not telling the truth"); a label slot closing the
@@ -315,6 +317,9 @@ def parse_answer(raw: str | None, options: list[dict], stages: Sequence[str] | N
     return with_question(raw, opts, question, check_stages(stages), labels_shown, res)
 
 
+_LABEL_AND_TEXT = re.compile(r"label (?P<l>\S+) is also option (?P<o>\S+)'s text")
+
+
 def with_question(raw: str | None, opts: tuple[tuple[str, str], ...], question: str | None, stages: tuple[str, ...],
                   labels_shown: bool, res: ParseResult) -> ParseResult:
     """``res``, or, when it read nothing, what the output says in the question's words: a negation the
@@ -328,6 +333,9 @@ def with_question(raw: str | None, opts: tuple[tuple[str, str], ...], question: 
     text, _ = at.clean(raw)
     if not text or len(text) > MAX_ANSWER_CHARS:
         return res
+    both = _LABEL_AND_TEXT.fullmatch(res.reason)
+    if both is not None and qr.counted_option(question, text, opts, both.group("l"), both.group("o")):
+        return ParseResult(both.group("o"), "label-pattern", f"{res.reason}: the question asks how many")
     spans = qr.echoed_negations(question, text)
     if spans:
         again = _parse_text(at.blank(text, spans), opts, stages, labels_shown)

@@ -144,3 +144,25 @@ def polar_reading(question: str, text: str, opts: tuple[tuple[str, str], ...]) -
     if reply is not None and reply != said:
         return None
     return labels[said], f"restates the yes/no question{' negated' if said == _NO else ''}: {sentence[:60]!r}"
+
+
+_COUNT_QUESTION = re.compile(r"(?i:\bhow\s+many\b|\bnumber\s+of\b|\bcount\b)")
+_NUMBER = re.compile(r"\s*\d{1,3}\s*")
+#: "1. **Siren:**": a list's own numbering, no count
+_LIST_NUMBER = re.compile(r"(?<![^\n])\d{1,2}[.)]\s")
+
+
+def counted_option(question: str, text: str, opts: tuple[tuple[str, str], ...], label: str, other: str) -> bool:
+    """Whether a bare number that is option ``label``'s label and option ``other``'s text answers a
+    question that asks how many, over options that are all counts: then it is the count, ``other``.
+    Not when the output counts option ``label``'s own text elsewhere ("there are **4** distinct sounds
+    ... the correct answer is **3**", 3 being the option "4"): then the label may be meant."""
+    texts = dict(opts)
+    if not (_COUNT_QUESTION.search(question) and all(_NUMBER.fullmatch(t) for t in texts.values())
+            and label in texts and other in texts):
+        return False
+    own = texts[label].strip()
+    spoken = {w for w, d in ot.NUMBER_WORDS.items() if d == own}
+    counts = [m for m in re.finditer(r"\b\d{1,3}\b|\b[a-z]+\b", text.lower())
+              if (m.group(0) == own or m.group(0) in spoken) and not _LIST_NUMBER.match(text, m.start())]
+    return not counts

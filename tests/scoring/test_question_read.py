@@ -80,3 +80,19 @@ def test_a_question_word_with_a_negating_prefix_answers_no_and_options_may_give_
 def test_a_label_its_own_sentence_rejects_is_not_read():
     assert parse_answer("Option A is not correct.", SOUNDS).label is None
     assert parse_answer("Option A is not correct. The flute plays the melody.", SOUNDS).label == "B"
+
+
+COUNTS = [{"label": "1", "text": "4"}, {"label": "2", "text": "3"}, {"label": "3", "text": "2"},
+          {"label": "4", "text": "1"}]
+
+
+def test_a_number_that_is_a_label_and_a_count_is_the_count_when_the_question_asks_how_many():
+    raw = "The audio has **2** speakers."
+    assert parse_answer(raw, COUNTS).label is None
+    assert parse_answer(raw, COUNTS, question="How many speakers are in the audio?").label == "3"
+    assert parse_answer(raw, COUNTS, question="Which option describes the audio?").label is None
+
+
+def test_the_label_may_be_meant_where_the_output_counts_its_options_text():
+    raw = "There are **4** distinct sounds: sirens, shouting, a crash, glass.\n\nTherefore, the correct answer is **1**."
+    assert parse_answer(raw, COUNTS, question="How many distinct sounds are heard?").label is None
