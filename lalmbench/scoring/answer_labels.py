@@ -203,7 +203,9 @@ def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[ot.Opti
             continue
         label = rx.lower.get(_group(m)[0], _group(m)[0])
         other = ot.starts_with_option(text, m.start("rest"), m.end("rest"), phrases)
-        if other is not None and other != label:
+        # "**Xylem vessel members (D)**, **Sclerenchyma cells (G)**": a list of texts each with its own label
+        if other is not None and other != label \
+                and not re.match(rf"[^\n()\[\].!?]{{0,80}}?[(\[]{re.escape(other)}[)\]]", text[m.start("rest"):]):
             return f"label {label} with the text of option {other}", other, m.end()
     return None
 

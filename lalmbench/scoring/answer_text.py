@@ -54,8 +54,9 @@ def strip_thinking(text: str) -> tuple[str, bool]:
 # a new dialogue turn the model wrote itself ("...</answer>\nHuman: What is ...?"): what follows it
 # answers a question nobody asked
 _NEW_TURN = re.compile(r"(?m)^[ \t#*]*(?:Human|HUMAN|User|USER)[ \t]*:"
-                       # or the speaker's name alone on its line, with the turn after it ("C\nHuman\nB")
-                       r"|^[ \t]*(?:Human|HUMAN|User|USER|user)[ \t]*\n(?=\s*\S)")
+                       # or the speaker's name alone on its line, with the turn after it ("C\nHuman\nB"); not
+                       # the word inside an answer block ("<answer>\nHuman\n</answer>")
+                       r"|^[ \t]*(?:Human|HUMAN|User|USER|user)[ \t]*\n(?=\s*\S)(?!\s*</)")
 # closing pleasantries after an answer ("If you have any other questions, feel free to ask!")
 _SIGN_OFF = re.compile(
     r"(?is)(?:^|(?<=[.!?\n]))[ \t\n]*(?:(?:well|so|and)[, ]+)?(?:if\s+you\s+have\s+any\s+(?:other\s+|more\s+|further\s+)?"

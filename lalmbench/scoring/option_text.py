@@ -194,18 +194,24 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         if raw in ("2", "3"):
             spelt = f"{spelt}|{_TIMES[spelt]}"
         alt = f"(?:{_literal_first([raw])}|(?i:(?<![\\w#]){spelt}))" if spelt else _literal_first([raw])
-        return content, raw, re.compile(alt + r"(?![\w#])")
+        # never a digit of a decimal ("0" in "0.5")
+        return content, raw, re.compile(r"(?<!\d[.,])" + alt + r"(?![\w#]|[.,]\d)")
     if raw.lower() == "one":
         # "The word 'bag' appears once": a count; "one" itself is read as the option only as it is written
         after = "|".join(f"(?<={verb} )" for verb in ("appears", "occurs", "is heard", "is said", "is used", "rings",
                                                         "happens", "is repeated"))
-        return content, raw, re.compile(rf"(?:{_literal_first(_forms('one'))}|(?:{after})once)(?![\w#])")
+        # "at least one unstressed phoneme", "one of the speakers", "no one": a quantifier, no count of one
+        quantifier = "".join(rf"(?<!{q} )" for q in ("least", "than", "no", "any", "each", "every"))
+        return content, raw, re.compile(rf"(?:{quantifier}{_literal_first(_forms('one'))}(?!\s+(?:of|or\s+more|another)\b)"
+                                        rf"|(?:{after})once)(?![\w#])")
     if raw.lower() in NUMBER_WORDS:
         # "There are 2 participants" for the option "two": a count in digits before a plural noun (never a
         # list's number, "Segment 2:"); "appears twice" for "two"
         n = NUMBER_WORDS[raw.lower()]
         # ... or the number a sentence ends on after "is" ("The number of words ... is 4.")
-        digits = rf"(?<![\w#.,]){n}(?=[ \t]+[a-z]{{2,}}s\b)|(?<=\bis ){n}(?=[.!]?[ \t]*(?:\n|$)|[.!][ \t])"
+        # (the noun may have one word before it: "6 unstressed phonemes")
+        digits = rf"(?<![\w#.,]){n}(?=[ \t]+(?:[a-z-]{{2,}}[ \t]+)?[a-z]{{2,}}s\b)" \
+            rf"|(?<=\bis ){n}(?=[.!]?[ \t]*(?:\n|$)|[.!][ \t])"
         times = _TIMES.get(raw.lower())
         return content, raw, re.compile(rf"(?:{_literal_first(_forms(content[0]))}|{digits}"
                                         + (rf"|(?<![\w#]){times}" if times else "") + r")(?![\w#])")
@@ -344,8 +350,9 @@ def starts_with_option(text: str, start: int, end: int, phrases: Sequence[Option
     skip = re.match(r"[\W_]*(?:(?:a|an|the)[\W_]+)?", low[start:end])
     start += skip.end() if skip else 0
     for p in phrases:
-        m = p.pattern.match(raw if p.cased else low, start, end)
-        if m and (best is None or m.end() > best[0]):
+        # matched on the whole text so its lookaheads see past ``end`` ("0" is not the start of "0.5")
+        m = p.pattern.match(raw if p.cased else low, start)
+        if m and m.end() <= end and (best is None or m.end() > best[0]):
             best = (m.end(), p.label)
     return best[1] if best else None
 

@@ -49,7 +49,12 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.15.0 (from blind round 20, after it was measured): "Option A is not correct" negates label A; a
+Changelog: 2.16.0 (from blind round 21, after it was measured): an option "one" is not the quantifier of "at least
+one", "more than one", "no one" or "one of"; a number option is never a digit of a decimal ("0" in "0.5"); a label
+followed by another option's text that carries its own label ("**Xylem (D)**, **Sclerenchyma cells (G)**") is a
+list, no conflict; "Human" alone inside an answer block is no invented dialogue turn; a count in digits may have one
+word before its noun ("6 unstressed phonemes"); after "none of the options", a closing lone label picking the
+options' own non-answer ("I do not have an answer") is that option. 2.15.0 (from blind round 20, after it was measured): "Option A is not correct" negates label A; a
 later sentence that supposes ("If the ocean were in front, ...") names no second answer; "the correct answer is:"
 followed by the model's own list number ("3.") reads the option text after it; a sentence that goes through every
 other option before its last "but" concludes in the one option after it; "is indeed" marks a conclusion; a count
@@ -186,7 +191,7 @@ from lalmbench.scoring import question_read as qr
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.15.0"
+PARSER_VERSION = "2.16.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -252,7 +257,8 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
     matches = []
     # an option "A" or "I" (a note, a numeral) is not the article "a" or the pronoun "I": it must
     # occur as that capital letter, not at the start of a phrase like "A dog barks"
-    article_like = {p.label: p for p in ot.option_phrases(options) if p.raw in ("A", "I")}
+    # nor is an option "one" the quantifier of "at least one" (the word must be found as the option is)
+    article_like = {p.label: p for p in ot.option_phrases(options) if p.raw in ("A", "I") or p.raw.lower() == "one"}
     for lab, toks in opt_tokens:
         if not toks or not toks <= pred:
             continue
@@ -589,12 +595,20 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
                 and (sl.committed(masked, sentences, lr.pos, v) or lr.kind == "explicit" and lr.reason == "answer-tag") \
                 and not (occurrences and lc.contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
             return ParseResult(lr.label, "label-pattern", f"{lr.reason} ({why})")
+        # "Since none of the options (A, C, D, E) ... there is no answer in the provided options.\n\n**B**" with B
+        # the benchmark's "I do not have an answer": a closing label that picks the options' own non-answer
+        closing = _CLOSING_LABEL.search(text)
+        if closing is not None and closing.group("l") in own:
+            return ParseResult(closing.group("l"), "label-pattern", f"closing label of the options' non-answer ({why})")
     if occurrences and "conclusion" in stages:
         concl = cl.read_conclusion(text, masked, sentences, phrases, v, labels_shown)
         if concl is not None and concl.label is not None and after(concl.label, concl.pos) \
                 and sl.committed(masked, sentences, concl.pos, v):
             return ParseResult(concl.label, "conclusion", f"{concl.reason} ({why})")
     return None
+
+
+_CLOSING_LABEL = re.compile(r"\n[ \t]*[*_(\[]*(?P<l>[A-J])[)\].*_]*[ \t]*$")
 
 
 def _shares_option_words(span: str, phrases: Sequence[ot.OptionPhrase]) -> bool:

@@ -73,7 +73,8 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round10.jsonl": 0.955, "labels_round11.jsonl": 0.965, "labels_round12.jsonl": 0.95,
              "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945,
              "labels_round16.jsonl": 0.965, "labels_round17.jsonl": 0.965, "labels_round18.jsonl": 0.965,
-             "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97}
+             "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97,
+             "labels_round21.jsonl": 0.96}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -469,6 +470,17 @@ RULES_ROUND_7 = [
      "conclusion"),
     ("'mentions **three** group chats ... the answer is **3**': the count said before is option 4's text",
      "mmau_pro_audio_noise-0372", "4", "label-pattern"),
+    # 2.16: from round 21, after its first read
+    ("the 'one' of 'at least one unstressed phoneme' is no count; the number the sentence ends on is",
+     "steering_alms_mmau-0076", "A", "conclusion"),
+    ("'(E) 0.5': option D '0' is not the start of 0.5", "mmlu_pro-0357", "E", "label-pattern"),
+    ("'**Xylem vessel members (D)**, **Sclerenchyma cells (G)**': texts each with their own label",
+     "mmlu_pro-0002", "D", "label-pattern"),
+    ("'<answer>\nHuman\n</answer>' with the option Human is no invented 'Human' turn", "r1aqa_omni_mmau-0021", "A",
+     None),
+    ("'6 unstressed phonemes' counts six", "steering_alms_mmau-0093", "A", "conclusion"),
+    ("a closing '**B**' after 'there is no answer in the provided options', B being 'I do not have an answer'",
+     "selective_hearing-0376", "B", "label-pattern"),
 ]
 
 
