@@ -245,7 +245,7 @@ MARKER = re.compile(
     r"|fits?\s+(?:every|all\s+the|perfectly)|aligns?\s+(?:precisely|exactly)"
     r"|among\s+(?:all\s+)?(?:the\s+)?(?:given|presented|available|listed)?\s*(?:options|choices)"
     r"|most\s+(?:characteristic|consistent|typical|relevant|suitable)|matches\s+(?:option|choice|perfectly|best)"
-    r"|is\s+(?:clearly|indeed)|feels?\s+right|seems?\s+right|perfectly\s+match(?:es)?|aligns?\s+(?:perfectly|best|most\s+closely)"
+    r"|is\s+(?:clearly|indeed)|strongly\s+(?:indicates|suggests)|feels?\s+right|seems?\s+right|perfectly\s+match(?:es)?|aligns?\s+(?:perfectly|best|most\s+closely)"
     r"|only\s+(?:logical|reasonable|possible|plausible)\s+(?:fit|option|choice|answer|match)"
     r"|accurately\s+(?:describes|captures|reflects)"
     r"|correct\s+\w+\s+(?:is|would\s+be|should\s+be))\b)"

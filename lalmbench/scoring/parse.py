@@ -49,7 +49,9 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.16.0 (from blind round 21, after it was measured): an option "one" is not the quantifier of "at least
+Changelog: 2.17.0 (from blind round 22, after it was measured): "strongly indicates" / "strongly suggests" mark a
+conclusion; with the question, "is not X but instead Y" restates a yes/no question negated. 2.16.0 (from blind
+round 21, after it was measured): an option "one" is not the quantifier of "at least
 one", "more than one", "no one" or "one of"; a number option is never a digit of a decimal ("0" in "0.5"); a label
 followed by another option's text that carries its own label ("**Xylem (D)**, **Sclerenchyma cells (G)**") is a
 list, no conflict; "Human" alone inside an answer block is no invented dialogue turn; a count in digits may have one
@@ -191,7 +193,7 @@ from lalmbench.scoring import question_read as qr
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.16.0"
+PARSER_VERSION = "2.17.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

@@ -124,6 +124,11 @@ def polar_reading(question: str, text: str, opts: tuple[tuple[str, str], ...]) -
         return None
     content, optional = polar
     sentence = last_sentence(text)
+    # "... is not currently living on the scene but instead calling from somewhere else": what it is instead
+    # only explains the negation
+    instead = re.search(r",?\s+but\s+(?:instead|rather)\b", sentence, re.IGNORECASE)
+    if instead is not None and _NEGATORS & set(_words(sentence[:instead.start()])):
+        sentence = sentence[:instead.start()]
     words = _words(sentence)
     reply = None
     if words and words[0] in (_YES, _NO) and re.match(r"\W*(?:yes|no)\s*,", sentence, re.IGNORECASE):

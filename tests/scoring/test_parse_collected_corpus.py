@@ -60,7 +60,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl",
                                                         "labels_round13.jsonl", "labels_round15.jsonl",
                                                         "labels_round16.jsonl", "labels_round17.jsonl",
-                                                        "labels_round20.jsonl") else 0)
+                                                        "labels_round20.jsonl", "labels_round22.jsonl") else 0)
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
     # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
@@ -74,7 +74,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945,
              "labels_round16.jsonl": 0.965, "labels_round17.jsonl": 0.965, "labels_round18.jsonl": 0.965,
              "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97,
-             "labels_round21.jsonl": 0.96}
+             "labels_round21.jsonl": 0.96, "labels_round22.jsonl": 0.97}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -481,6 +481,13 @@ RULES_ROUND_7 = [
     ("'6 unstressed phonemes' counts six", "steering_alms_mmau-0093", "A", "conclusion"),
     ("a closing '**B**' after 'there is no answer in the provided options', B being 'I do not have an answer'",
      "selective_hearing-0376", "B", "label-pattern"),
+    # 2.17: from round 22, after its first read
+    ("'This strongly indicates he took ... the second-class seat' concludes", "qwen3_omni_thinking-0358", "B",
+     "conclusion"),
+    ("'This strongly suggests Mixolydian relationship with G' concludes", "qwen3_omni_thinking-0479", "B",
+     "conclusion"),
+    ("'is not currently living on the scene but instead calling from somewhere else' answers No",
+     "qwen3_omni_thinking-0075", "B", "conclusion"),
 ]
 
 

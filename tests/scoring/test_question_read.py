@@ -31,6 +31,7 @@ def test_only_the_negation_the_question_asked_for_is_echoed():
     ("I believe he is not telling the truth.", "B"),
     ("So, I conclude the man is telling the truth.", "A"),
     ("Clearly, the man was never telling the truth.", "B"),
+    ("I can say he is not telling the truth but instead making a joke.", "B"),
 ])
 def test_a_restated_yes_no_question_is_read(raw, label):
     res = parse_answer(raw, YES_NO, question="Is this man telling the truth?")
