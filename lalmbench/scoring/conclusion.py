@@ -135,6 +135,8 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
                 and ot.find_options(text, a + turn.end(), b, phrases):
             a = a + turn.end()
     named = ot.named_options(text, a, b, phrases, v)
+    if (yes := _discourse_yes(text, masked, b, named, phrases)) is not None:
+        return Conclusion(None, f"{where}: {yes!r} opens a negated statement, no answer", hard=True)
     s0, e0 = sentences[k] if tag is None else (a, b)
     if tag is None:
         s0 = min(s0, a)
@@ -209,6 +211,17 @@ def _names_one(text: str, masked: str, sentences: list[tuple[int, int]], i: int,
     named = ot.named_options(text, a, b, phrases, v)
     return bool(named.asserted) or not named.vetoed \
         and statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences) is not None
+
+
+def _discourse_yes(text: str, masked: str, b: int, named: ot.Named, phrases: Sequence[ot.OptionPhrase]) -> str | None:
+    """The option "Yes" said as a discourse word before a negated statement ("So based on auditory perception
+    alone – yes, this doesn't match expected norms"): it does not answer Yes."""
+    raws = {p.label: p.raw.strip().casefold() for p in phrases}
+    for lab, _, end in named.spans:
+        if raws.get(lab) == "yes" and re.match(r"\s*[,–—-]\s*\w", text[end:b]) \
+                and re.search(r"(?i:\b(?:not|no|never|none)\b|n't\b)", masked[end:b]):
+            return text[max(0, end - 3):end]
+    return None
 
 
 def _turns_from_the_others(text: str, a: int, turn: int, b: int, phrases: Sequence[ot.OptionPhrase]) -> bool:

@@ -51,6 +51,8 @@ def contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label
     first = k if k and cl.TAG.search(text, sentences[k - 1][1], pos) else max(0, k - 1)
     if mine is not None and not whole:
         for s, e in sentences[first:k + 1]:
+            if e <= pos and cl.list_heading(text, masked, s, phrases):
+                continue  # "* **4) sounds heard during a game:** ..." goes through an option set aside
             # "Option A, <A's text>, ..." discusses an option; only unlabelled text describes the audio
             named = {lab for lab, a, _ in ot.named_options(text, s, e, phrases, v).spans
                      if not _labelled(text, a, lab)}

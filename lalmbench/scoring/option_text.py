@@ -150,7 +150,9 @@ class OptionPhrase:
 
 
 #: a unit an output may abbreviate where the option spells it out (stemmed words -> the abbreviation)
-_ABBREVIATIONS = {("beat", "per", "minute"): "bpm"}
+#: a run of an option's words and the short forms that name it ("bpm", "UK accent"; never "US", also a pronoun)
+_ABBREVIATIONS = {("beat", "per", "minute"): ("bpm",), ("united", "kingdom"): ("uk", "britain"),
+                  ("united", "states"): ("usa", "america")}
 
 
 # a chord in Harte's notation (MMAU's chord questions: "A:min/P5", "F#:maj7/1") and how prose names its root and
@@ -228,9 +230,9 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         return "".join(_GAP + "(?:" + "|".join(re.escape(f) for f in _forms(w)) + ")" for w in words)
 
     pattern = _literal_first(_forms(first)) + body(rest)
-    for run, short in _ABBREVIATIONS.items():
+    for run, shorts in _ABBREVIATIONS.items():
         k = next((i for i in range(len(content) - len(run) + 1) if content[i:i + len(run)] == run), None)
-        if k is not None:
+        for short in shorts if k is not None else ():
             # "57.0 bpm" says "57.0 beats per minute"
             first_a, *rest_a = content[:k] + (short,) + content[k + len(run):]
             pattern = f"(?:{pattern}|{_literal_first(_forms(first_a))}{body(rest_a)})"

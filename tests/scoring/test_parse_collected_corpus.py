@@ -74,7 +74,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round13.jsonl": 0.95, "labels_round14.jsonl": 0.95, "labels_round15.jsonl": 0.945,
              "labels_round16.jsonl": 0.965, "labels_round17.jsonl": 0.965, "labels_round18.jsonl": 0.965,
              "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97,
-             "labels_round21.jsonl": 0.96, "labels_round22.jsonl": 0.97}
+             "labels_round21.jsonl": 0.96, "labels_round22.jsonl": 0.97, "labels_round23.jsonl": 0.96}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -488,6 +488,13 @@ RULES_ROUND_7 = [
      "conclusion"),
     ("'is not currently living on the scene but instead calling from somewhere else' answers No",
      "qwen3_omni_thinking-0075", "B", "conclusion"),
+    # 2.18: from round 23, after its first read
+    ("'– yes, this doesn't match expected norms': a discourse 'yes' before a negated statement answers nothing",
+     "qwen3_omni_thinking-0285", None, "unparseable"),
+    ("Australia's words somewhere in the reasoning yield to a conclusion naming only a negated 'UK'",
+     "qwen3_omni_thinking-0290", None, "unparseable"),
+    ("a list item going through an option set aside does not contradict the answer after it",
+     "mmau_pro_audio_noise-0083", "3", "label-pattern"),
 ]
 
 
