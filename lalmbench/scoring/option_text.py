@@ -98,12 +98,17 @@ _TIMES = {"two": "twice", "three": "thrice"}
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS)}
 
 
+#: a short word and the long forms that name it too ("The synthesizer plays" names "Synth")
+_LONG_FORMS = {"synth": {"synthesizer", "synthesiser", "synthesizers", "synthesisers"}, "sax": {"saxophone"}}
+
+
 def _forms(word: str) -> list[str]:
     """Spellings whose :func:`stem` is ``word`` (``beep`` -> ``beep``, ``beeps``), the other
     spelling of a number (``five``/``5``), and an emotion's noun or adjective (``sad``/``sadness``)."""
     forms = {word} | {f for f in (word + "s", word + "es", word[:-1] + "ies") if stem(f) == word}
     if word in _NUMBER_SPELLINGS:
         forms.add(_NUMBER_SPELLINGS[word])
+    forms |= _LONG_FORMS.get(word, set())
     forms |= _EMOTION_FORMS.get(word, set())
     return sorted(forms)
 

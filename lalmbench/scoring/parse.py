@@ -49,7 +49,8 @@ statements that disagree, a label followed by another option's text anywhere ("A
 short pause" when that is option A's text), a label contradicted by the conclusion's option text,
 a conclusion that names several options or only negated ones, refusals with no committed answer after them.
 
-Changelog: 2.18.0 (from blind round 23, after it was measured): the option "Yes" said before a negated statement
+Changelog: 2.19.0 (from blind round 24, after it was measured): "synthesizer" names "Synth" and "saxophone"
+"Sax"; MMAU's token match also yields to a final statement that names several options. 2.18.0 (from blind round 23, after it was measured): the option "Yes" said before a negated statement
 ("– yes, this doesn't match expected norms") answers nothing; every word of one option somewhere in the output
 (MMAU's token match) yields to a conclusion that names another option, or names options only under a negation;
 "UK", "Britain", "USA" and "America" name "United Kingdom" and "United States"; a list item going through an
@@ -197,7 +198,7 @@ from lalmbench.scoring import question_read as qr
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.18.0"
+PARSER_VERSION = "2.19.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -329,7 +330,7 @@ def parse_answer(raw: str | None, options: list[dict], stages: Sequence[str] | N
     return with_question(raw, opts, question, check_stages(stages), labels_shown, res)
 
 
-_NEGATED_CONCLUSION = re.compile(r"under a negation|opens a negated statement")
+_REFUSED_CONCLUSION = re.compile(r"under a negation|opens a negated statement|names several options")
 _LABEL_AND_TEXT = re.compile(r"label (?P<l>\S+) is also option (?P<o>\S+)'s text")
 
 
@@ -521,10 +522,10 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
 
     if "token-set" in stages and not cut and not (concl is not None and concl.cut):
         res = _token_set(text, opts, v)
-        # every word of one option somewhere in a long reasoning yields to its conclusion naming another, or
-        # naming options only under a negation
+        # every word of one option somewhere in the output yields to a conclusion naming another, several, or
+        # options only under a negation
         if res is not None and (concl is None or concl.stated in (None, res.label) and concl.label in (None, res.label)
-                                and not (concl.label is None and _NEGATED_CONCLUSION.search(concl.reason))):
+                                and not (concl.label is None and _REFUSED_CONCLUSION.search(concl.reason))):
             return res
 
     if "conclusion" in stages and concl is not None:
