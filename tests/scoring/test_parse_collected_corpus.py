@@ -57,10 +57,12 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # rounds 11 to 13 each keep one over-read (round 15 keeps MMAU's word match on a count list): a label slot ("<C C>", a bare "<B>") after reasoning that the
     # grader reads as arguing for another option in words the parser does not match ("a police officer obtaining
     # information from an informant"; "'Octavia' appears before 'orange'")
-    assert t.wrong == 0 and t.over <= (1 if labels in ("labels_round11.jsonl", "labels_round12.jsonl",
-                                                        "labels_round13.jsonl", "labels_round15.jsonl",
-                                                        "labels_round16.jsonl", "labels_round17.jsonl",
-                                                        "labels_round20.jsonl", "labels_round22.jsonl") else 0)
+    # round 25 keeps two: a bare '<B>' after a reasoning that rules out 'happiness' (not matched to 'happy') and a
+    # line 'A) Far away - This option is incorrect'
+    over = {"labels_round25.jsonl": 2}.get(labels, 1 if labels in (
+        "labels_round11.jsonl", "labels_round12.jsonl", "labels_round13.jsonl", "labels_round15.jsonl",
+        "labels_round16.jsonl", "labels_round17.jsonl", "labels_round20.jsonl", "labels_round22.jsonl") else 0)
+    assert t.wrong == 0 and t.over <= over
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
     # launched"), one a later sentence's "10" that is no answer; round 9's two are paraphrased conclusions
@@ -75,7 +77,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round16.jsonl": 0.965, "labels_round17.jsonl": 0.965, "labels_round18.jsonl": 0.965,
              "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97,
              "labels_round21.jsonl": 0.96, "labels_round22.jsonl": 0.97, "labels_round23.jsonl": 0.96,
-             "labels_round24.jsonl": 0.935}
+             "labels_round24.jsonl": 0.935, "labels_round25.jsonl": 0.94}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -499,6 +501,9 @@ RULES_ROUND_7 = [
     # 2.19: from round 24, after its first read
     ("'The synthesizer plays two notes after the percussion roll': Synth and Percussion both named, MMAU's word "
      "match for Percussion alone yields", "steering_alms_mmau-0169", None, "unparseable"),
+    # 2.20: from round 25, after its first read
+    ("a '<C C>' slot after a reasoning that says the speech conveys no anger leaves C unread", "qwen_omni_xml-0633",
+     None, "unparseable"),
 ]
 
 
