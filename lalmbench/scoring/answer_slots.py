@@ -125,20 +125,19 @@ _REPLY_END = re.compile(r"[*\"']*[,.!]\s")
 
 
 # "</Reasoning>\n<B>": a label alone in angle brackets closing the output after the reasoning's closing tag
-_CLOSING_SLOT = re.compile(r"</[A-Za-z][A-Za-z_ ]{0,24}>\s*<(?P<l>[A-J])>\s*$")
+CLOSING_SLOT = re.compile(r"</[A-Za-z][A-Za-z_ ]{0,24}>\s*<(?P<l>[A-J])>\s*$")
 _OPTION_NAMED = re.compile(r"(?i:\b(?:option|choice)\s+)\(?(?P<l>[A-J])\)?(?![\w'])")
 
 
-def closing_slot(text: str, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
+def closing_slot(text: str, m: re.Match, sentences: list[tuple[int, int]], phrases: Sequence[ot.OptionPhrase],
                  v: at.Vetoes) -> str | None:
     """The label of a slot closing the output after the reasoning ("... none of these sounds match
     the mooing.</Reasoning>\n<B>") when every sentence of the reasoning that names one option alone
     (by its text or as "Option B"), neither negated nor in doubt, names that one: the template's
     answer, agreed by its reasoning. A reasoning that singles out another option, or none, leaves
-    the slot unread."""
-    m = _CLOSING_SLOT.search(text)
+    the slot unread. ``m`` is :data:`CLOSING_SLOT`'s match in ``text``."""
     labels = {p.label for p in phrases}
-    if m is None or m.group("l") not in labels:
+    if m.group("l") not in labels:
         return None
     single: set[str] = set()
     for s, e in sentences:

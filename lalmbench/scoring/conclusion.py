@@ -33,6 +33,9 @@ class Conclusion:
     #: the option an answer phrase ("Answer: X", "the answer is X") names, even where a later sentence
     #: blocks it: MMAU's word match may not read another option over it
     stated: str | None = None
+    #: the statement names several options, or options only under a negation (a discourse "yes" before a
+    #: negated statement among them): MMAU's word match may not read one option over it either
+    refutes: bool = False
 
 
 # an answer block, or a slot whose tag degraded to one letter ("<C> Two </C>", "<D>Two</D>" for "<Conclusion>")
@@ -136,14 +139,16 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
             a = a + turn.end()
     named = ot.named_options(text, a, b, phrases, v)
     if (yes := _discourse_yes(text, masked, b, named, phrases)) is not None:
-        return Conclusion(None, f"{where}: {yes!r} opens a negated statement, no answer", hard=True)
+        return Conclusion(None, f"{where}: {yes!r} opens a negated statement, no answer", hard=True,
+                          refutes=True)
     s0, e0 = sentences[k] if tag is None else (a, b)
     if tag is None:
         s0 = min(s0, a)
     if named.asserted and at.hedged(masked, s0, e0, named.spans[0][1] if named.spans else None):
         return Conclusion(None, f"{where} hedges ({masked[s0:e0].strip()[:60]!r})", hard=True)
     if len(named.asserted) > 1:
-        return Conclusion(None, f"{where} names several options ({sorted(named.asserted)})", hard=True)
+        return Conclusion(None, f"{where} names several options ({sorted(named.asserted)})", hard=True,
+                          refutes=True)
     if not named.asserted and named.vetoed:
         named = _negated_counterpart(text, a, b, named, phrases, v) or named
     if not named.asserted:
@@ -151,7 +156,7 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
             kept = _other_options_dismissed(text, masked, sentences, k, named.vetoed, phrases, v)
             if kept is None:
                 return Conclusion(None, f"{where} names options only under a negation or doubt "
-                                         f"({sorted(named.vetoed)})", hard=True)
+                                         f"({sorted(named.vetoed)})", hard=True, refutes=True)
             named, where = kept, f"{where} dismisses the other options"
         else:
             read = statement_reading(text, masked, a, b, phrases, v, labels_shown, sentences)

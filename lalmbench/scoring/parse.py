@@ -135,7 +135,8 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
     # an option "A" or "I" (a note, a numeral) is not the article "a" or the pronoun "I": it must
     # occur as that capital letter, not at the start of a phrase like "A dog barks"
     # nor is an option "one" the quantifier of "at least one" (the word must be found as the option is)
-    article_like = {p.label: p for p in ot.option_phrases(options) if p.raw in ("A", "I") or p.raw.lower() == "one"}
+    article_like = {p.label: p for p in ot.option_phrases(options)
+                    if p.raw in ("A", "I") or p.raw.lower() == "one"}
     for lab, toks in opt_tokens:
         if not toks or not toks <= pred:
             continue
@@ -164,8 +165,8 @@ def _token_set(text: str, options: tuple[tuple[str, str], ...], v: at.Vetoes) ->
 
 #: the files whose code decides a score: a change to any of them re-scores every run
 SCORER_FILES = ("scoring/parse.py", "scoring/conclusion.py", "scoring/label_checks.py", "scoring/answer_labels.py",
-                "scoring/answer_text.py", "scoring/option_text.py", "scoring/answer_slots.py", "scoring/question_read.py",
-                "scoring/mcq.py")
+                "scoring/answer_text.py", "scoring/option_text.py", "scoring/answer_slots.py",
+                "scoring/question_read.py", "scoring/mcq.py")
 
 
 @lru_cache(maxsize=1)
@@ -196,11 +197,10 @@ def parse_answer(raw: str | None, options: list[dict], stages: Sequence[str] | N
     Never guesses: ``label`` is None whenever no enabled stage gives one unambiguous answer.
     """
     opts = tuple((str(o["label"]), str(o.get("text", "") or "")) for o in options)
-    res = _parse_cached(raw, opts, check_stages(stages), labels_shown)
-    return with_question(raw, opts, question, check_stages(stages), labels_shown, res)
+    stages = check_stages(stages)
+    return with_question(raw, opts, question, stages, labels_shown, _parse_cached(raw, opts, stages, labels_shown))
 
 
-_REFUSED_CONCLUSION = re.compile(r"under a negation|opens a negated statement|names several options")
 _LABEL_AND_TEXT = re.compile(r"label (?P<l>\S+) is also option (?P<o>\S+)'s text")
 
 
@@ -315,9 +315,12 @@ def _closing_slot(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[st
     if res.label is not None or not labels_shown or "label-pattern" not in stages \
             or not (res.status == "unparseable" or res.reason.startswith("non-answer: none of the options")):
         return res
+    slot = sl.CLOSING_SLOT.search(text)
+    if slot is None:
+        return res  # (most unread outputs: nothing to prepare again)
     phrases, _, masked, sentences = _prepared(text, opts)
     v = at.vetoes(text, masked, lift_refusal=True)
-    label = sl.closing_slot(text, sentences, phrases, v)
+    label = sl.closing_slot(text, slot, sentences, phrases, v)
     return ParseResult(label, "label-pattern", "answer slot closing the reasoning, which singles out its option") \
         if label is not None else res
 
@@ -399,7 +402,7 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         # every word of one option somewhere in the output yields to a conclusion naming another, several, or
         # options only under a negation
         if res is not None and (concl is None or concl.stated in (None, res.label) and concl.label in (None, res.label)
-                                and not (concl.label is None and _REFUSED_CONCLUSION.search(concl.reason))):
+                                and not concl.refutes):
             return res
 
     if "conclusion" in stages and concl is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from lalmbench.scoring import answer_text as at
 from lalmbench.scoring import option_text as ot
 
 _NEGATION = re.compile(r"\b(?:can)?not\b|n't\b|\bnever\b", re.IGNORECASE)
@@ -109,11 +110,8 @@ def polar_content(question: str) -> tuple[list[str], set[str]] | None:
 def last_sentence(text: str) -> str:
     """The output's closing sentence, markup dropped."""
     plain = re.sub(r"[*_#`>]+", " ", text).strip()
-    lines = [ln for ln in plain.splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    parts = [p for p in re.split(r"(?<=[.!?])\s+", lines[-1].strip()) if p.strip()]
-    return parts[-1] if parts else ""
+    spans = at.sentence_spans(plain)
+    return plain[slice(*spans[-1])].strip() if spans else ""
 
 
 def polar_reading(question: str, text: str, opts: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
