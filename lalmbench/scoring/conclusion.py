@@ -224,7 +224,7 @@ def _discourse_yes(text: str, masked: str, b: int, named: ot.Named, phrases: Seq
     raws = {p.label: p.raw.strip().casefold() for p in phrases}
     for lab, _, end in named.spans:
         if raws.get(lab) == "yes" and re.match(r"\s*[,–—-]\s*\w", text[end:b]) \
-                and re.search(r"(?i:\b(?:not|no|never|none)\b|n't\b)", masked[end:b]):
+                and at.negation_between(masked, end, b):
             return text[max(0, end - 3):end]
     return None
 

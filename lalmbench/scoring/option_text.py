@@ -209,8 +209,8 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
                                                         "happens", "is repeated"))
         # "at least one unstressed phoneme", "one of the speakers", "no one": a quantifier, no count of one
         quantifier = "".join(rf"(?<!{q} )" for q in ("least", "than", "no", "any", "each", "every"))
-        return content, raw, re.compile(rf"(?:{quantifier}{_literal_first(_forms('one'))}(?!\s+(?:of|or\s+more|another)\b)"
-                                        rf"|(?:{after})once)(?![\w#])")
+        return content, raw, re.compile(rf"(?:{quantifier}{_literal_first(_forms('one'))}"
+                                        rf"(?!\s+(?:of|or\s+more|another)\b)|(?:{after})once)(?![\w#])")
     if raw.lower() in NUMBER_WORDS:
         # "There are 2 participants" for the option "two": a count in digits before a plural noun (never a
         # list's number, "Segment 2:"); "appears twice" for "two"
