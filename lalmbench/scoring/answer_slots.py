@@ -75,6 +75,27 @@ def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple
     return label, ans.start(), "conclusion"
 
 
+# "If I had to make a guess, ...", "if we were to make an educated guess": the pick the output makes when pressed
+_GUESS_FRAME = re.compile(r"(?i:\bif\s+(?:i|we)\s+(?:had|have|were)\s+to\s+(?:make\s+(?:an?\s+)?(?:educated\s+|best\s+)?"
+                          r"guess|\W?guess|choose|pick|select)\b|\bif\s+(?:forced|pressed)\s+to\s+(?:choose|pick|guess)\b)")
+
+
+def guess_statement(masked: str, sentences: list[tuple[int, int]], v: at.Vetoes) -> tuple[int, int] | None:
+    """(start, end) of the last statement after a refusal or doubt that opens with a guess frame ("However,
+    if I had to *guess* ..., it would be **4) Unwavering confidence**"), with the sentence after it when it
+    ends in a colon; None when there is none. A grader takes such a pick as the output's answer."""
+    for k in range(len(sentences) - 1, -1, -1):
+        s, e = sentences[k]
+        if s < v.refusal_end:
+            return None
+        frame = _GUESS_FRAME.search(masked, s, e)
+        if frame is not None:
+            if masked[s:e].rstrip(" *").endswith(":") and k + 1 < len(sentences):
+                e = sentences[k + 1][1]
+            return frame.end(), e
+    return None
+
+
 # a pick under a supposition ("If the sound were a bark, the answer would be B") commits to nothing
 _SUPPOSED = re.compile(r"(?i:\b(?:if|unless|assuming|supposing|suppose)\b)")
 _ALTERNATIVE = re.compile(r"(?i:(?:or|and)\b|[/&])")

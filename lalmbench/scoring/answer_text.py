@@ -211,7 +211,7 @@ def hedged(masked: str, start: int, end: int, claim: int | None = None) -> bool:
 
 _CONCEDING = re.compile(r"(?i:\b(?:while|although|though|even\s+if|even\s+though|whereas)\b)")
 _CLAUSE_END = re.compile(r"[,;:]")
-# refusals of the task itself veto the whole output (a guess after "I cannot hear audio" is luck)
+# refusals of the task itself veto the whole output, up to a committed pick after them (parse._pick_after_refusal)
 _REFUSAL = re.compile(
     r"(?i:\bi\s*(?:'m|am)\s+sorry\b|\bi\s+apologi[sz]e\b|\bas\s+an?\s+(?:ai\b|text[- ]based|language\s+model"
     r"|large\s+language)|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|(?:do\s+not|don't)\s+have\s+"

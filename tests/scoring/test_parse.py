@@ -187,8 +187,10 @@ RULES_2_4 = [
      None, "non-answer"),
     ("a negated answer after a refusal is no answer", "I cannot hear the audio. The answer is not B.", ANIMALS, True,
      None, "non-answer"),
-    ("a supposition after a refusal is no answer", "There is no audio provided, so I can't answer. If I had to pick, "
-     "B.", ANIMALS, True, None, "non-answer"),
+    ("the pick made when pressed after a refusal is that pick", "There is no audio provided, so I can't answer. If I "
+     "had to pick, B.", ANIMALS, True, "B", "label-pattern"),
+    ("a guess between two after a refusal is no pick", "I cannot hear the audio. If I had to guess, it would be B or "
+     "C.", ANIMALS, True, None, "non-answer"),
     ("two labels after a refusal are no pick", "I cannot hear the audio. The answer is B or C.", ANIMALS, True, None,
      "non-answer"),
     ("a pick under a supposition after a refusal is no answer", "I cannot hear the audio. If the sound were a bark, "
