@@ -504,6 +504,11 @@ RULES_ROUND_7 = [
     # 2.20: from round 25, after its first read
     ("a '<C C>' slot after a reasoning that says the speech conveys no anger leaves C unread", "qwen_omni_xml-0633",
      None, "unparseable"),
+    # 2.21: the graders' rule for a pick after doubt, made when pressed
+    ("'it's impossible to determine ... However, if we were to make a guess ..., the most likely answer would be: "
+     "**4) Front**' is 4", "mmau_pro_audio_noise-0840", "4", "label-pattern"),
+    ("'we cannot determine ... if I had to make a guess ..., I might lean slightly towards **1) stationary**' is 1",
+     "mmau_pro_audio_noise-0831", "1", "label-pattern"),
 ]
 
 
