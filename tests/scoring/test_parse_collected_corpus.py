@@ -59,9 +59,11 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # information from an informant"; "'Octavia' appears before 'orange'")
     # round 25 keeps two: a bare '<B>' after a reasoning that rules out 'happiness' (not matched to 'happy') and a
     # line 'A) Far away - This option is incorrect'
+    # round 26 keeps one: '<C C>' (C 'one') after a reasoning that hears two people
     over = {"labels_round25.jsonl": 2}.get(labels, 1 if labels in (
         "labels_round11.jsonl", "labels_round12.jsonl", "labels_round13.jsonl", "labels_round15.jsonl",
-        "labels_round16.jsonl", "labels_round17.jsonl", "labels_round20.jsonl", "labels_round22.jsonl") else 0)
+        "labels_round16.jsonl", "labels_round17.jsonl", "labels_round20.jsonl", "labels_round22.jsonl",
+        "labels_round26.jsonl") else 0)
     assert t.wrong == 0 and t.over <= over
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
@@ -77,7 +79,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round16.jsonl": 0.965, "labels_round17.jsonl": 0.965, "labels_round18.jsonl": 0.965,
              "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97,
              "labels_round21.jsonl": 0.96, "labels_round22.jsonl": 0.97, "labels_round23.jsonl": 0.96,
-             "labels_round24.jsonl": 0.935, "labels_round25.jsonl": 0.94}
+             "labels_round24.jsonl": 0.935, "labels_round25.jsonl": 0.94, "labels_round26.jsonl": 0.97}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
