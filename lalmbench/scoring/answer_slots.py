@@ -101,11 +101,12 @@ _SUPPOSED = re.compile(r"(?i:\b(?:if|unless|assuming|supposing|suppose)\b)")
 _ALTERNATIVE = re.compile(r"(?i:(?:or|and)\b|[/&])")
 
 
-def committed(masked: str, sentences: list[tuple[int, int]], pos: int, v: at.Vetoes) -> bool:
+def committed(masked: str, sentences: list[tuple[int, int]], pos: int, v: at.Vetoes,
+              markers: re.Pattern = at.STRONG_MARKER) -> bool:
     """Whether the statement around ``pos`` (its sentence, and the one before when that ends in a
-    colon) states an answer in so many words ("there is no definite answer" states none) and does
-    not hedge it (a reason given after it, "as it explains why the singer might have laughed", hedges
-    nothing)."""
+    colon) carries one of ``markers`` (by default an answer stated in so many words; "there is no definite
+    answer" states none) and does not hedge it (a reason given after it, "as it explains why the singer
+    might have laughed", hedges nothing)."""
     k = next((i for i, (s, e) in enumerate(sentences) if s <= pos < e), None)
     if k is None:
         return False
@@ -113,7 +114,7 @@ def committed(masked: str, sentences: list[tuple[int, int]], pos: int, v: at.Vet
     if k and masked[sentences[k - 1][0]:sentences[k - 1][1]].rstrip().endswith(":"):
         s = sentences[k - 1][0]
     reason = _REASON.search(masked, pos, e)
-    return any(not v.vetoed_at(m.start()) for m in at.STRONG_MARKER.finditer(masked, s, e)) \
+    return any(not v.vetoed_at(m.start()) for m in markers.finditer(masked, s, e)) \
         and not at.hedged(masked, s, reason.start() if reason else e) and not _SUPPOSED.search(masked, s, e)
 
 

@@ -68,7 +68,7 @@ from lalmbench.scoring import question_read as qr
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.21.0"
+PARSER_VERSION = "2.22.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -458,7 +458,8 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
     B"; "None of the choices properly reflect the style. Selecting \"violin\" as the least-wrong
     option"; "I'm sorry, I don't have that information. So, the correct choice is A. I do not have an
     answer"). Committed: after the last refusal or doubt about the audio, in a sentence that states an
-    answer in so many words, neither hedged ("I'd guess B") nor negated, and not contradicted; or the pick
+    answer in so many words or a conclusion naming one option ("the sound is most likely a dog"), neither
+    hedged ("I'd guess B") nor negated, and not contradicted; or the pick
     of a statement framed as a guess when pressed ("However, if I had to make a guess, ... **4) Front**"). The
     output is then read with the refusal's own clauses negated or doubted; without such a pick it
     stays a non-answer. A pick of the options' own non-answer ("I do not have an answer") agrees with
@@ -492,7 +493,7 @@ def _pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]]
     if occurrences and "conclusion" in stages:
         concl = cl.read_conclusion(text, masked, sentences, phrases, v, labels_shown)
         if concl is not None and concl.label is not None and after(concl.label, concl.pos) \
-                and sl.committed(masked, sentences, concl.pos, v):
+                and sl.committed(masked, sentences, concl.pos, v, at.MARKER):
             return ParseResult(concl.label, "conclusion", f"{concl.reason} ({why})")
     if (guess := sl.guess_statement(masked, sentences, v)) is not None:
         res = _parse_text(text[guess[0]:guess[1]].strip(" ,*"), opts, stages, labels_shown)

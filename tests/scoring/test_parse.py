@@ -204,8 +204,11 @@ RULES_2_4 = [
      [{"label": str(i + 1), "text": t} for i, t in enumerate("4321")], True, None, "non-answer"),
     ("options described after a refusal are no pick", "I'm sorry, I cannot listen to the audio. Option A is a cat, "
      "option B is a dog.", ANIMALS, True, None, "non-answer"),
-    ("'there is no definite answer' withdraws the pick", "As a language model, the sound is most likely a dog, but "
-     "with the recording unclear, there is no definite answer.", ANIMALS, True, None, "non-answer"),
+    ("a conclusion naming one option after a refusal is the pick, though called no definite answer", "As a language "
+     "model, the sound is most likely a dog, but with the recording unclear, there is no definite answer.", ANIMALS,
+     True, "B", "conclusion"),
+    ("a conclusion hedged after a refusal is no pick", "I cannot hear the audio. The sound might most likely be a "
+     "dog.", ANIMALS, True, None, "non-answer"),
     ("a doubt about the audio after the answer withdraws it", "The answer is B. However, I cannot hear the audio "
      "clearly.", ANIMALS, True, None, "non-answer"),
     ("the options' own non-answer, then a doubt that agrees with it", "The correct answer is **B. I do not have an "

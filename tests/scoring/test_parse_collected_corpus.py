@@ -508,9 +508,11 @@ RULES_ROUND_7 = [
      None, "unparseable"),
     # 2.21: the graders' rule for a pick after doubt, made when pressed
     ("'it's impossible to determine ... However, if we were to make a guess ..., the most likely answer would be: "
-     "**4) Front**' is 4", "mmau_pro_audio_noise-0840", "4", "label-pattern"),
+     "**4) Front**' is 4", "mmau_pro_audio_noise-0840", "4", None),
     ("'we cannot determine ... if I had to make a guess ..., I might lean slightly towards **1) stationary**' is 1",
      "mmau_pro_audio_noise-0831", "1", "label-pattern"),
+    ("'As a language model, I cannot give you the answer. However, ... the sound event primarily covered is a warrior "
+     "celebration ceremony' is D", "salmonn_mmar-0434", "D", "conclusion"),
 ]
 
 

@@ -139,11 +139,11 @@ class Corpus:
                  "None of the options match the sound.", "I'm unable to listen to the recording, but {x} seems "
                  "plausible.", "I'm not sure what the sound is; I can't tell from the audio.",
                  "Sorry, as a text-based model I do not have the ability to hear audio."]
-        # a refusal followed by an answer stated in so many words (not hedged, not supposed), or by the pick
-        # it makes when pressed ("If I had to pick, C"), is that answer, as the blind rounds of the collected
-        # corpus grade it ("a pick after a refusal or doubt that names one option is that option"); "I'd
-        # guess" and a supposition stay no answer
-        picks = {0, 3, 4}
+        # a refusal followed by an answer stated in so many words or a conclusion naming one option (not
+        # hedged, not supposed), or by the pick it makes when pressed ("If I had to pick, C"), is that answer,
+        # as the blind rounds of the collected corpus grade it ("a pick after a refusal or doubt that names one
+        # option is that option"); "I'd guess" and a supposition stay no answer
+        picks = {0, 3, 4, 6}
         for t in range(n):
             ch, o, i, j, k = self.pick()
             if t % len(forms) in picks:
