@@ -199,7 +199,7 @@ def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[ot.Opti
             other = labels[norm_texts.index(rest)]
             return f"label {m.group('l')} with the text of option {other}", other, m.end()
     for m in rx.labelled_prefix.finditer(text):
-        if in_text(_group(m)[1]):
+        if in_text(_group(m)[1]) or m.group("l") and _NAMED_LABEL.search(text, max(0, m.start() - 30), m.start()):
             continue
         label = rx.lower.get(_group(m)[0], _group(m)[0])
         other = ot.starts_with_option(text, m.start("rest"), m.end("rest"), phrases)
@@ -208,6 +208,10 @@ def _label_text_conflict(text: str, rx: _LabelRegexes, phrases: Sequence[ot.Opti
                 and not re.match(rf"[^\n()\[\].!?]{{0,80}}?[(\[]{re.escape(other)}[)\]]", text[m.start("rest"):]):
             return f"label {label} with the text of option {other}", other, m.end()
     return None
+
+
+# "Array A: 256 elements", "Speaker B: hello": a bare letter after a capitalised noun is that thing's name, no label
+_NAMED_LABEL = re.compile(r"\b(?!(?i:option|choice|answer|letter)\b)[A-Z][a-z]{2,}[ \t]$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -199,8 +199,11 @@ def hedged(masked: str, start: int, end: int, claim: int | None = None) -> bool:
     """Whether a sentence hedges ("it might be X", "X, though a third might be hidden"): a
     conclusion that hedges commits to nothing. A hedge in a conceding clause before the claim at
     ``claim`` ("While there might be some rock influence, the core points clearly toward X")
-    hedges the concession only."""
+    hedges the concession only, and one in a relative clause after it ("X is the most likely scenario
+    where someone might feel fear") describes the claim."""
     for m in _HEDGE.finditer(masked, start, end):
+        if claim is not None and claim < m.start() and _RELATIVE.search(masked, max(claim, m.start() - 60), m.start()):
+            continue  # "X is the most likely scenario where someone might feel fear": the hedge describes X
         concession = _CONCEDING.search(masked, start, m.start())
         clause_end = _CLAUSE_END.search(masked, m.end(), end) if concession else None
         if concession is None or _CLAUSE_END.search(masked, concession.end(), m.start()) \
@@ -209,6 +212,7 @@ def hedged(masked: str, start: int, end: int, claim: int | None = None) -> bool:
     return False
 
 
+_RELATIVE = re.compile(r"(?i:\b(?:where|in\s+which|who|whom|whose)\b)")
 _CONCEDING = re.compile(r"(?i:\b(?:while|although|though|even\s+if|even\s+though|whereas)\b)")
 _CLAUSE_END = re.compile(r"[,;:]")
 # refusals of the task itself veto the whole output, up to a committed pick after them (parse._pick_after_refusal)

@@ -33,6 +33,11 @@ def _contrast(a: ot.OptionPhrase, b: ot.OptionPhrase) -> bool:
     return bool((set(a.words) & set(b.words)) - cl.FUNCTION_WORDS)
 
 
+# a lead-in to the reasons for the answer just given, and a list item's start: the items explain the answer
+_EXPLAINED = re.compile(r"(?i:\bhere(?:'s|\s+is|\s+are)\s+(?:why|the\s+reasons?|my\s+reasoning|a\s+breakdown)\b)")
+_ITEM_START = re.compile(r"[ \t]*(?:[*\-•+]|\d{1,2}[.)])[ \t]")
+
+
 def contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label: str, pos: int,
                  phrases: Sequence[ot.OptionPhrase], v: at.Vetoes) -> str | None:
     """Why a label read at ``pos`` is contradicted by the text around it, or None: its sentence or
@@ -62,9 +67,11 @@ def contradicted(text: str, masked: str, sentences: list[tuple[int, int]], label
                 if other in by_label and _contrast(mine, by_label[other]) \
                         and not set(by_label[other].words) < set(mine.words):
                     return f"label {label} but the text says option {other}"
+    why = _EXPLAINED.search(masked, pos)
     for s, e in sentences[k + 1:]:
-        if not at.MARKER.search(masked, s, e) or cl.list_heading(text, masked, s, phrases):
-            continue
+        if not at.MARKER.search(masked, s, e) or cl.list_heading(text, masked, s, phrases) \
+                or why is not None and why.end() <= s and _ITEM_START.match(text, text.rfind("\n", 0, s) + 1):
+            continue  # "Here's why:\n\n* **Coffee beans would make a more consistent ...**": the answer explained
         named = ot.named_options(text, s, e, phrases, v).asserted
         if len(named) == 1 and label not in named:
             return f"label {label} but a later conclusion names option {next(iter(named))}"

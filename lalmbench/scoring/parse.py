@@ -68,7 +68,7 @@ from lalmbench.scoring import question_read as qr
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.22.0"
+PARSER_VERSION = "2.23.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")
@@ -377,10 +377,14 @@ def _parse_text(text: str, opts: tuple[tuple[str, str], ...], stages: tuple[str,
         concl = cl.read_conclusion(text, masked, sentences, phrases, v, labels_shown)
     cut = cl.cut_off(text)
     if lr is not None and lr.kind == "formatted":
-        if lr.reason == "angle" and lr.label in ot.named_options(text, 0, lr.pos, phrases, v).vetoed:
+        named = ot.named_options(text, 0, lr.pos, phrases, v) if lr.reason == "angle" else None
+        if named is not None and lr.label in named.vetoed:
             # "... no strong emotional indicators that would suggest disgust, happiness, or fear.</Reasoning><B>"
             # with B "happy": a slot whose option the reasoning names only to rule it out
             return _unparseable(f"label slot {lr.label} but the reasoning names that option only under a negation")
+        if named is not None and len(named.asserted) == 1 and lr.label not in named.asserted | named.vetoed:
+            # "The audio contains a conversation between two people. ...</Reasoning>\n<C C>" with C "one"
+            return _unparseable(f"label slot {lr.label} but the reasoning names only option {min(named.asserted)}")
         if cut and "\n" in text[:lr.pos] and (concl is None or concl.label != lr.label):
             # "* **(d) Air bubbling through water:** This scenario is characterized by": a label the
             # analysis had reached when it was cut off, not its answer (one on the first line is)

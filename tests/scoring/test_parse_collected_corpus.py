@@ -59,11 +59,9 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # information from an informant"; "'Octavia' appears before 'orange'")
     # round 25 keeps two: a bare '<B>' after a reasoning that rules out 'happiness' (not matched to 'happy') and a
     # line 'A) Far away - This option is incorrect'
-    # round 26 keeps one: '<C C>' (C 'one') after a reasoning that hears two people
     over = {"labels_round25.jsonl": 2}.get(labels, 1 if labels in (
         "labels_round11.jsonl", "labels_round12.jsonl", "labels_round13.jsonl", "labels_round15.jsonl",
-        "labels_round16.jsonl", "labels_round17.jsonl", "labels_round20.jsonl", "labels_round22.jsonl",
-        "labels_round26.jsonl") else 0)
+        "labels_round16.jsonl", "labels_round17.jsonl", "labels_round20.jsonl", "labels_round22.jsonl") else 0)
     assert t.wrong == 0 and t.over <= over
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
@@ -513,6 +511,15 @@ RULES_ROUND_7 = [
      "mmau_pro_audio_noise-0831", "1", "label-pattern"),
     ("'As a language model, I cannot give you the answer. However, ... the sound event primarily covered is a warrior "
      "celebration ceremony' is D", "salmonn_mmar-0434", "D", "conclusion"),
+    # 2.23: from round 26, after its first read
+    ("'Here's why:' then a bold list item naming another option explains the answer, it contradicts nothing",
+     "mmau_pro_audio_noise-0252", "3", "label-pattern"),
+    ("'Array A: 256 elements' is an array's name, no label with option I's text", "mmlu_pro-0050", "D",
+     "label-pattern"),
+    ("a relative clause's 'might' ('the most likely scenario where someone might feel') hedges nothing",
+     "af3_think-0525", "A", "conclusion"),
+    ("'<C C>' (C 'one') after a reasoning that names only 'two' (A) is unread", "qwen_omni_xml-0323", None,
+     "unparseable"),
 ]
 
 
