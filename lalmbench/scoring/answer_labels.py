@@ -56,6 +56,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
     # "option:"/"choice:" is an answer statement only as "the correct option:" or at a line start:
     # "considering every option: (b) ..." lists options, it does not answer
     answer_is = (r"(?i:(?:\b(?:answer|choice|option)\s*(?:is|would\s+be|should\s+be|will\s+be)|\banswer\s*[:=\-]"
+                 # "The correct statement is **3) ...**"
+                 r"|\b(?:correct|right|true|accurate)\s+(?:statement|description)\s+(?:is|would\s+be)"
                  # "the correct choice for the medium used for TV transmission is:A."
                  r"|\b(?:correct|right|best|final)\s+(?:answer|choice|option)\b[^.!?\n:]{1,60}?\b(?:is|would\s+be)\s*:"
                  r"|\b(?:correct|best|final|chosen|selected|my)\s+(?:option|choice)\s*[:=\-]"

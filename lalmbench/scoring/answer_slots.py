@@ -131,15 +131,22 @@ def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, s
     """Spans of an option text that is a negation word right after an answer phrase on its line, or that opens
     the output as its reply ("No, the elderly people here do not have cognitive impairment.")."""
     own, out = dict(opts), []
+    unquoted = None
     for lab, a, b in occurrences:
         if not _NEGATION_WORD.fullmatch(own[lab].strip()):
             continue
         line = text.rfind("\n", 0, a) + 1
-        ans = at.last_match(at.ANSWER_IS, text[line:a])
-        if ans is not None and _BEFORE_STATED.fullmatch(text, line + ans.end(), a) \
+        # the question quoted in the answer phrase ("the answer to the question \"Did he ...?\" is no") is blank
+        unquoted = unquoted or at.blank(text, at.quoted_spans(text))
+        ans = at.last_match(at.ANSWER_IS, unquoted[line:a]) or _ANSWER_TO.search(unquoted, line, a)
+        if ans is not None and _BEFORE_STATED.fullmatch(text, ans.end() if ans.re is _ANSWER_TO else line + ans.end(), a) \
                 or not text[:a].strip(" \t\n*\"'") and _REPLY_END.match(text, b):
             out.append((a, b))
     return out
+
+
+# "the answer to the question \"...\" is": an answer phrase with the question it answers
+_ANSWER_TO = re.compile(r"(?i:\banswer\s+to\s+(?:the|this|that|your)\s+question\b[^.!?\n]{0,200}?\bis\b\s*:?)")
 
 
 # the reply word's end: a comma or full stop, then the sentence that says why

@@ -94,6 +94,9 @@ _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", 
 _NUMBER_SPELLINGS = {str(i): w for i, w in enumerate(_NUMBER_WORDS) if w != "one"}
 #: how often, as one word ("appears twice" says the count "two")
 _TIMES = {"two": "twice", "three": "thrice"}
+#: a count of times said as one word ("1 time" -> "once")
+_HOW_OFTEN = {"1": "once", "2": "twice", "3": "thrice"}
+_NOT_HOW_OFTEN = r"(?!\s+(?:again|more|upon|the|it|they|he|she|we|you|i)\b)"
 #: the digits a number word stands for ("three" -> "3")
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS)}
 
@@ -201,6 +204,9 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         if raw in ("2", "3"):
             spelt = f"{spelt}|{_TIMES[spelt]}"
         alt = f"(?:{_literal_first([raw])}|(?i:(?<![\\w#]){spelt}))" if spelt else _literal_first([raw])
+        if raw == "No":
+            # "So, the answer to the question \"Did he misread it?\" is no.": the option, closing its line
+            alt = rf"(?:{alt}|(?<=\bis )no(?=[.!]?[ \t]*(?:\n|$)))"
         # never a digit of a decimal ("0" in "0.5")
         return content, raw, re.compile(r"(?<!\d[.,])" + alt + r"(?![\w#]|[.,]\d)")
     if raw.lower() == "one":
@@ -241,6 +247,10 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
             # "57.0 bpm" says "57.0 beats per minute"
             first_a, *rest_a = content[:k] + (short,) + content[k + len(run):]
             pattern = f"(?:{pattern}|{_literal_first(_forms(first_a))}{body(rest_a)})"
+    if len(content) == 2 and content[1] == "time" and (n := NUMBER_WORDS.get(first, first)) in _HOW_OFTEN:
+        # "it appears once" says "1 time", "twice" "2 times"
+        # (never "at once", "once again", "once upon a time", "once the music starts")
+        pattern = f"(?:{pattern}|(?<![\\w#])(?<!at ){_HOW_OFTEN[n]}{_NOT_HOW_OFTEN})"
     if first in SUBJECT_PRONOUNS and len(rest) >= 4:
         # a restated option names its subject ("The man can't be back ..." for "He can't be back ...")
         pattern = f"(?:{pattern}|{_literal_first(_forms(rest[0]))}{body(rest[1:])})"

@@ -280,3 +280,26 @@ CHORDS = [{"label": lab, "text": t} for lab, t in zip("ABCD", ("A:min/P5", "E:ma
 ])
 def test_a_chord_in_harte_notation_is_named_by_its_root_and_quality(raw, label):
     assert parse_answer(raw, CHORDS).label == label
+
+
+TIMES_OPTS = [{"label": lab, "text": t} for lab, t in zip("ABCD", ("1 time", "4 times", "2 times", "3 times"))]
+
+
+@pytest.mark.parametrize("raw,label", [
+    ("As the melody is B-B-D-B B-B, it appears once in the audio.", "A"),
+    ("The bell rings twice.", "C"),
+    ("Once upon a time there was a bell; it rings 4 times.", "B"),
+    ("The drums start at once and the bell rings 3 times.", "D"),
+])
+def test_once_and_twice_say_a_count_of_times(raw, label):
+    assert parse_answer(raw, TIMES_OPTS, labels_shown=True).label == label
+
+
+@pytest.mark.parametrize("raw,label", [
+    ('Step 1: The man reads the word.\nSo, the answer to the question "Did the man misread the word?" is no.', "A"),
+    ("Step 1: The man reads the word.\nSo, the answer is no.", "A"),
+    ("There is no way to tell from this recording.", None),
+])
+def test_a_lower_case_no_closing_an_answer_phrase_is_the_option_no(raw, label):
+    opts = [{"label": "A", "text": "No"}, {"label": "B", "text": "Yes"}]
+    assert parse_answer(raw, opts, labels_shown=True).label == label

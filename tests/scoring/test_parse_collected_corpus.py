@@ -521,6 +521,12 @@ RULES_ROUND_7 = [
      "af3_think-0525", "A", "conclusion"),
     ("'<C C>' (C 'one') after a reasoning that names only 'two' (A) is unread", "qwen_omni_xml-0323", None,
      "unparseable"),
+    # 2.24: from round 27, after its first read
+    ("'it appears once' says '1 time'", "salmonn_mmar-0128", "A", "conclusion"),
+    ("'the answer to the question \"Did the man misread the word?\" is no.' is the option 'No'", "salmonn_mmar-0313",
+     "A", None),
+    ("'The correct statement is **3) ...**' is an answer statement", "mmau_pro_audio_noise-0293", "3",
+     "label-pattern"),
 ]
 
 
