@@ -282,24 +282,23 @@ def test_a_chord_in_harte_notation_is_named_by_its_root_and_quality(raw, label):
     assert parse_answer(raw, CHORDS).label == label
 
 
-TIMES_OPTS = [{"label": lab, "text": t} for lab, t in zip("ABCD", ("1 time", "4 times", "2 times", "3 times"))]
+
+TIMES_OPTS = _opts("1 time", "4 times", "2 times", "3 times")
+NO_YES = _opts("No", "Yes")
+
+# (output, options, label): a count of times in one word; "no" in lower case closing an answer phrase
+ONE_WORD_ANSWERS = [
+    ("As the melody is B-B-D-B B-B, it appears once in the audio.", TIMES_OPTS, "A"),
+    ("The bell rings twice.", TIMES_OPTS, "C"),
+    ("Once upon a time there was a bell; it rings 4 times.", TIMES_OPTS, "B"),
+    ("The drums start at once and the bell rings 3 times.", TIMES_OPTS, "D"),
+    ('Step 1: The man reads the word.\nSo, the answer to the question "Did the man misread the word?" is no.', NO_YES,
+     "A"),
+    ("Step 1: The man reads the word.\nSo, the answer is no.", NO_YES, "A"),
+    ("There is no way to tell from this recording.", NO_YES, None),
+]
 
 
-@pytest.mark.parametrize("raw,label", [
-    ("As the melody is B-B-D-B B-B, it appears once in the audio.", "A"),
-    ("The bell rings twice.", "C"),
-    ("Once upon a time there was a bell; it rings 4 times.", "B"),
-    ("The drums start at once and the bell rings 3 times.", "D"),
-])
-def test_once_and_twice_say_a_count_of_times(raw, label):
-    assert parse_answer(raw, TIMES_OPTS, labels_shown=True).label == label
-
-
-@pytest.mark.parametrize("raw,label", [
-    ('Step 1: The man reads the word.\nSo, the answer to the question "Did the man misread the word?" is no.', "A"),
-    ("Step 1: The man reads the word.\nSo, the answer is no.", "A"),
-    ("There is no way to tell from this recording.", None),
-])
-def test_a_lower_case_no_closing_an_answer_phrase_is_the_option_no(raw, label):
-    opts = [{"label": "A", "text": "No"}, {"label": "B", "text": "Yes"}]
-    assert parse_answer(raw, opts, labels_shown=True).label == label
+def test_one_word_answers_name_their_option():
+    assert [parse_answer(raw, opts, labels_shown=True).label for raw, opts, _ in ONE_WORD_ANSWERS] \
+        == [label for *_, label in ONE_WORD_ANSWERS]
