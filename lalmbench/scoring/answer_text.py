@@ -168,8 +168,9 @@ _UNCERTAIN = re.compile(
     r"|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|impossible\s+to|not\s+possible\s+to|hard\s+to"
     r"|difficult\s+to)\s+(?:determine|tell|answer|identify|say|decide|know|judge|be\s+sure))")
 # "I'm going to take a guess that the speaker is likely a **Female**", "my best guess is B", "an educated guess": a
-# guess made is a pick
-_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|(?<!take\sa\s)(?<!best\s)(?<!educated\s)guess|might|could"
+# guess made is a pick; "no need to second guess" doubts nothing
+_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|(?<!take\sa\s)(?<!best\s)(?<!educated\s)(?<!second\s)(?<!second-)guess"
+                   r"|might|could"
                    r"|may\s+be)\b)")
 
 

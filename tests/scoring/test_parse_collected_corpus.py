@@ -78,7 +78,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97,
              "labels_round21.jsonl": 0.96, "labels_round22.jsonl": 0.97, "labels_round23.jsonl": 0.96,
              "labels_round24.jsonl": 0.935, "labels_round25.jsonl": 0.94, "labels_round26.jsonl": 0.97,
-             "labels_round27.jsonl": 0.965}
+             "labels_round27.jsonl": 0.965, "labels_round28.jsonl": 0.955}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -527,6 +527,10 @@ RULES_ROUND_7 = [
      "A", None),
     ("'The correct statement is **3) ...**' is an answer statement", "mmau_pro_audio_noise-0293", "3",
      "label-pattern"),
+    # 2.25: from round 28, after its first read
+    ("'如果你选 A 选项' supposes a choice; '因此，答案是 D 选项' is the answer", "salmonn_mmar-0035", "D", "label-pattern"),
+    ("'the correct answer has to be \"Mr. Big.\" No need to second guess' hedges nothing", "qwen3_omni_thinking-0230",
+     "B", "conclusion"),
 ]
 
 
