@@ -478,9 +478,10 @@ def round13_new_sample(seed: int = 13113) -> list[str]:
 
 
 def later_round_sample(n: int, drawn=()) -> list[str]:
-    """Round ``n``'s cases (``labels_round{n}.jsonl``), for rounds 14 to 28: round 13's shares, seed ``n * 1001``
-    (14014, ..., 28028), each drawn and committed before the parser version it measured first ran on it (the
+    """Round ``n``'s cases (``labels_round{n}.jsonl``), for rounds 14 to 29: round 13's shares, seed ``n * 1001``
+    (14014, ..., 29029), each drawn and committed before the parser version it measured first ran on it (the
     collected README says which). Rounds 20 and 21 were drawn together, round 21 leaving out round 20's draw
-    (``drawn``); the smallest sources run out, so rounds 21 to 26 hold 299, round 27 285 and round 28 245. Later
-    rounds' labels leave more cases out, so an earlier round's draw no longer reproduces its committed case list."""
+    (``drawn``); the smallest sources run out, so rounds 21 to 26 hold 299, round 27 285, round 28 245 and round 29
+    209 (no MUSE left). Later rounds' labels leave more cases out, so an earlier round's draw no longer reproduces
+    its committed case list."""
     return shared_sample(ROUND13_SHARES, n * 1001, f"labels_round{n}.jsonl", drawn=drawn)
