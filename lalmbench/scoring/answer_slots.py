@@ -76,8 +76,9 @@ def picked(text: str, masked: str, sentences: list[tuple[int, int]], opts: tuple
 
 
 # "If I had to make a guess, ...", "if we were to make an educated guess": the pick the output makes when pressed
-_GUESS_FRAME = re.compile(r"(?i:\bif\s+(?:i|we)\s+(?:had|have|were)\s+to\s+(?:make\s+(?:an?\s+)?(?:educated\s+|best\s+)?"
-                          r"guess|\W?guess|choose|pick|select)\b|\bif\s+(?:forced|pressed)\s+to\s+(?:choose|pick|guess)\b)")
+_GUESS_FRAME = re.compile(r"(?i:\bif\s+(?:i|we)\s+(?:had|have|were)\s+to\s+"
+                          r"(?:make\s+(?:an?\s+)?(?:educated\s+|best\s+)?guess|\W?guess|choose|pick|select)\b"
+                          r"|\bif\s+(?:forced|pressed)\s+to\s+(?:choose|pick|guess)\b)")
 
 
 def guess_statement(masked: str, sentences: list[tuple[int, int]], v: at.Vetoes) -> tuple[int, int] | None:
@@ -138,8 +139,10 @@ def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, s
         line = text.rfind("\n", 0, a) + 1
         # the question quoted in the answer phrase ("the answer to the question \"Did he ...?\" is no") is blank
         unquoted = unquoted or at.blank(text, at.quoted_spans(text))
-        ans = at.last_match(at.ANSWER_IS, unquoted[line:a]) or _ANSWER_TO.search(unquoted, line, a)
-        if ans is not None and _BEFORE_STATED.fullmatch(text, ans.end() if ans.re is _ANSWER_TO else line + ans.end(), a) \
+        ans = at.last_match(at.ANSWER_IS, unquoted[line:a])
+        to = _ANSWER_TO.search(unquoted, line, a) if ans is None else None
+        end = line + ans.end() if ans is not None else to.end() if to is not None else None
+        if end is not None and _BEFORE_STATED.fullmatch(text, end, a) \
                 or not text[:a].strip(" \t\n*\"'") and _REPLY_END.match(text, b):
             out.append((a, b))
     return out

@@ -92,9 +92,7 @@ _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", 
 #: other way round ("Segment 2:" numbers a list, it names no option "Two"), and never 1 ("one" is
 #: also a pronoun)
 _NUMBER_SPELLINGS = {str(i): w for i, w in enumerate(_NUMBER_WORDS) if w != "one"}
-#: how often, as one word ("appears twice" says the count "two")
-_TIMES = {"two": "twice", "three": "thrice"}
-#: a count of times said as one word ("1 time" -> "once")
+#: how often, as one word ("appears twice" says the count "two", "once" says "1 time")
 _HOW_OFTEN = {"1": "once", "2": "twice", "3": "thrice"}
 _NOT_HOW_OFTEN = r"(?!\s+(?:again|more|upon|the|it|they|he|she|we|you|i)\b)"
 #: the digits a number word stands for ("three" -> "3")
@@ -202,7 +200,7 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
     if len(raw) <= 2:
         spelt = _NUMBER_SPELLINGS.get(raw)
         if raw in ("2", "3"):
-            spelt = f"{spelt}|{_TIMES[spelt]}"
+            spelt = f"{spelt}|{_HOW_OFTEN[raw]}"
         alt = f"(?:{_literal_first([raw])}|(?i:(?<![\\w#]){spelt}))" if spelt else _literal_first([raw])
         if raw == "No":
             # "So, the answer to the question \"Did he misread it?\" is no.": the option, closing its line
@@ -225,7 +223,7 @@ def _phrase(text: str) -> tuple[tuple[str, ...], str, re.Pattern] | None:
         # (the noun may have one word before it: "6 unstressed phonemes")
         digits = rf"(?<![\w#.,]){n}(?=[ \t]+(?:[a-z-]{{2,}}[ \t]+)?[a-z]{{2,}}s\b)" \
             rf"|(?<=\bis ){n}(?=[.!]?[ \t]*(?:\n|$)|[.!][ \t])"
-        times = _TIMES.get(raw.lower())
+        times = _HOW_OFTEN.get(NUMBER_WORDS[raw.lower()])
         return content, raw, re.compile(rf"(?:{_literal_first(_forms(content[0]))}|{digits}"
                                         + (rf"|(?<![\w#]){times}" if times else "") + r")(?![\w#])")
     if len(content) == 1 and re.fullmatch(r"[a-z]{5,}", content[0]):

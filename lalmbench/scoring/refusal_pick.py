@@ -56,8 +56,9 @@ def pick_after_refusal(text: str, masked: str, sentences: list[tuple[int, int]],
                 or lc.label_slot_with_other_text(text, opts, phrases):
             return None  # the label and the text disagree, or the label is another option's text
         # an answer block ("<Conclusion>B</Conclusion>") commits by itself, whatever words its line has
+        tagged = lr is not None and lr.kind == "explicit" and lr.reason == "answer-tag"
         if lr is not None and lr.label is not None and after(lr.label, lr.pos) \
-                and (sl.committed(masked, sentences, lr.pos, v) or lr.kind == "explicit" and lr.reason == "answer-tag") \
+                and (sl.committed(masked, sentences, lr.pos, v) or tagged) \
                 and not (occurrences and lc.contradicted(text, masked, sentences, lr.label, lr.pos, phrases, v)):
             return lr.label, "label-pattern", f"{lr.reason} ({why})"
         # "Since none of the options (A, C, D, E) ... there is no answer in the provided options.\n\n**B**" with B
