@@ -111,7 +111,7 @@ ROUNDS = ("labels.jsonl", "labels_round2.jsonl", "labels_round3.jsonl", "labels_
           "labels_round16.jsonl", "labels_round17.jsonl", "labels_round18.jsonl", "labels_round19.jsonl",
           "labels_round20.jsonl", "labels_round21.jsonl", "labels_round22.jsonl", "labels_round23.jsonl",
           "labels_round24.jsonl", "labels_round25.jsonl", "labels_round26.jsonl",
-          "labels_round27.jsonl", "labels_round28.jsonl")
+          "labels_round27.jsonl", "labels_round28.jsonl", "labels_round29.jsonl")
 
 
 def collected_rows(labels: str = "labels.jsonl") -> list[dict]:

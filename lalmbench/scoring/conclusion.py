@@ -34,7 +34,8 @@ class Conclusion:
     #: blocks it: MMAU's word match may not read another option over it
     stated: str | None = None
     #: the statement names several options, or options only under a negation (a discourse "yes" before a
-    #: negated statement among them): MMAU's word match may not read one option over it either
+    #: negated statement among them), or a later sentence names another option: MMAU's word match may not read
+    #: one option over it either
     refutes: bool = False
 
 
@@ -200,7 +201,7 @@ def read_conclusion(text: str, masked: str, sentences: list[tuple[int, int]], ph
             continue
         if later - {label}:
             return Conclusion(None, f"{where} names {label} but a later sentence names {sorted(later - {label})}",
-                               hard=True, stated=label if explicit else None)
+                               hard=True, stated=label if explicit else None, refutes=True)
     if not marked and len(sentences) > 1:
         for s, e in sentences[:k]:
             if ot.named_options(text, s, e, phrases, v).asserted - {label}:

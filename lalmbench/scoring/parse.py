@@ -69,7 +69,7 @@ from lalmbench.scoring import refusal_pick as rp
 from lalmbench.scoring.option_text import normalise_text, tokens
 from lalmbench.core.provenance import source_hash
 
-PARSER_VERSION = "2.25.0"
+PARSER_VERSION = "2.26.0"
 
 STAGES: tuple[str, ...] = ("exact-label", "label-pattern", "exact-text", "normalised-text", "token-set",
                            "conclusion")

@@ -58,10 +58,12 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
     # grader reads as arguing for another option in words the parser does not match ("a police officer obtaining
     # information from an informant"; "'Octavia' appears before 'orange'")
     # round 25 keeps two: a bare '<B>' after a reasoning that rules out 'happiness' (not matched to 'happy') and a
-    # line 'A) Far away - This option is incorrect'
+    # line 'A) Far away - This option is incorrect'; round 29 one: "The word 'four' starts at <|3.28|> seconds" read
+    # as the count 'four'
     over = {"labels_round25.jsonl": 2}.get(labels, 1 if labels in (
         "labels_round11.jsonl", "labels_round12.jsonl", "labels_round13.jsonl", "labels_round15.jsonl",
-        "labels_round16.jsonl", "labels_round17.jsonl", "labels_round20.jsonl", "labels_round22.jsonl") else 0)
+        "labels_round16.jsonl", "labels_round17.jsonl", "labels_round20.jsonl", "labels_round22.jsonl",
+        "labels_round29.jsonl") else 0)
     assert t.wrong == 0 and t.over <= over
     # rounds 7 to 9 (issue 38's target, 97%): of rounds 7 and 8's four misses, two are a bare numeral that
     # is one option's label and another's text (refused by rule), one needs the question ("which were not
@@ -78,7 +80,7 @@ def test_later_grading_rounds_keep_zero_wrong_labels(labels):
              "labels_round19.jsonl": 0.95, "labels_round20.jsonl": 0.97,
              "labels_round21.jsonl": 0.96, "labels_round22.jsonl": 0.97, "labels_round23.jsonl": 0.96,
              "labels_round24.jsonl": 0.935, "labels_round25.jsonl": 0.94, "labels_round26.jsonl": 0.97,
-             "labels_round27.jsonl": 0.965, "labels_round28.jsonl": 0.955}
+             "labels_round27.jsonl": 0.965, "labels_round28.jsonl": 0.955, "labels_round29.jsonl": 0.92}
     assert t.agreement >= floor.get(labels, 0.98)
 
 
@@ -531,6 +533,9 @@ RULES_ROUND_7 = [
     ("'如果你选 A 选项' supposes a choice; '因此，答案是 D 选项' is the answer", "salmonn_mmar-0035", "D", "label-pattern"),
     ("'the correct answer has to be \"Mr. Big.\" No need to second guess' hedges nothing", "qwen3_omni_thinking-0230",
      "B", "conclusion"),
+    # 2.26: from round 29, after its first read (its one wrong read)
+    ("'strongly indicates he is indeed drunk', then 'people who claim they're not drunk ...': MMAU's word match for "
+     "'Not drunk' yields to a conclusion a later sentence contradicts", "qwen3_omni_thinking-0172", None, "unparseable"),
 ]
 
 
