@@ -37,8 +37,8 @@ Vetoes are scoped: a negation vetoes the options named in its own clause only ("
 sounds, so it is most likely a hair dryer" reads the hair dryer); an uncertainty phrase vetoes its
 clause (and hedging clauses of the same sentence: "not sure, maybe C"); a refusal of the task
 ("I'm sorry", "as an AI", "I cannot hear the audio") vetoes the whole output unless a committed
-answer naming one option follows it (a guess after a refusal is never credited); quoted speech and
-option texts never veto.
+answer naming one option follows it (lalmbench.scoring.refusal_pick: "I'd guess B" is no pick, the
+pick made when pressed is); quoted speech and option texts never veto.
 
 When the prompt showed no option labels (``labels_shown=False``), the label stages are off and
 option texts that are letters or notes (``C``, ``G#``) are read as texts.
