@@ -69,7 +69,8 @@ def _label_regexes(labels: tuple[str, ...]) -> _LabelRegexes:
     lend = "|".join(re.escape(x) for x in sorted(lower) if x not in ("a", "i")) or "(?!x)x"
     choose = r"(?i:\bi\s+(?:would\s+|will\s+)?(?:choose|pick|select|go\s+with)\s+(?:option\s+|choice\s+)?)"
     # "如果你选 A 选项" (if you choose option A) supposes a choice, it makes none
-    cjk = r"(?:答案|选项|正确答案|最终答案)\s*(?:是|为|:|应该是|应为)?\s*(?:选项)?\s*|(?<!你)选择?\s*"
+    cjk = r"(?:答案|选项|正确答案|最终答案)\s*(?:是|为|:|应该是|应为)?\s*(?:选项)?\s*" \
+        r"|(?<!你)选择?\s*"
     explicit = (
         ("answer-is", re.compile(rf"{answer_is}(?:[\s*\"'>]*{plab}|[\s(\[*\"'>]*{lab})")),
         ("answer-is", re.compile(rf"{answer_is}[\s*\"']*(?P<pl>{lend})[*\"']*(?=[.!]?\s*$)")),

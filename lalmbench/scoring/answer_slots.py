@@ -128,9 +128,11 @@ _NEGATION_WORD = re.compile(r"(?i:no|not|nor)")
 _BEFORE_STATED = re.compile(r"[\s*\"'“:]*")
 
 
-def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
+def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, str], ...],
+                          quotes: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans of an option text that is a negation word right after an answer phrase on its line, or that opens
-    the output as its reply ("No, the elderly people here do not have cognitive impairment.")."""
+    the output as its reply ("No, the elderly people here do not have cognitive impairment."); ``quotes`` are
+    the output's quoted spans (:func:`answer_text.quoted_spans`)."""
     own, out = dict(opts), []
     unquoted = None
     for lab, a, b in occurrences:
@@ -138,7 +140,7 @@ def stated_negation_words(text: str, occurrences: list, opts: tuple[tuple[str, s
             continue
         line = text.rfind("\n", 0, a) + 1
         # the question quoted in the answer phrase ("the answer to the question \"Did he ...?\" is no") is blank
-        unquoted = unquoted or at.blank(text, at.quoted_spans(text))
+        unquoted = unquoted or at.blank(text, quotes)
         ans = at.last_match(at.ANSWER_IS, unquoted[line:a])
         to = _ANSWER_TO.search(unquoted, line, a) if ans is None else None
         end = line + ans.end() if ans is not None else to.end() if to is not None else None

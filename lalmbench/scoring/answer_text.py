@@ -169,8 +169,8 @@ _UNCERTAIN = re.compile(
     r"|difficult\s+to)\s+(?:determine|tell|answer|identify|say|decide|know|judge|be\s+sure))")
 # "I'm going to take a guess that the speaker is likely a **Female**", "my best guess is B", "an educated guess": a
 # guess made is a pick; "no need to second guess" doubts nothing
-_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|(?<!take\sa\s)(?<!best\s)(?<!educated\s)(?<!second\s)(?<!second-)guess"
-                   r"|might|could"
+_HEDGE = re.compile(r"(?i:\b(?:maybe|perhaps|possibly"
+                   r"|(?<!take\sa\s)(?<!best\s)(?<!educated\s)(?<!second\s)(?<!second-)guess|might|could"
                    r"|may\s+be)\b)")
 
 
@@ -216,7 +216,7 @@ def hedged(masked: str, start: int, end: int, claim: int | None = None) -> bool:
 _RELATIVE = re.compile(r"(?i:\b(?:where|in\s+which|who|whom|whose)\b)")
 _CONCEDING = re.compile(r"(?i:\b(?:while|although|though|even\s+if|even\s+though|whereas)\b)")
 _CLAUSE_END = re.compile(r"[,;:]")
-# refusals of the task itself veto the whole output, up to a committed pick after them (parse._pick_after_refusal)
+# refusals of the task itself veto the whole output, up to a committed pick after them (refusal_pick)
 _REFUSAL = re.compile(
     r"(?i:\bi\s*(?:'m|am)\s+sorry\b|\bi\s+apologi[sz]e\b|\bas\s+an?\s+(?:ai\b|text[- ]based|language\s+model"
     r"|large\s+language)|\b(?:can\s*not|cannot|can't|unable\s+to|not\s+able\s+to|(?:do\s+not|don't)\s+have\s+"

@@ -297,11 +297,12 @@ def _prepared(text: str, opts: tuple[tuple[str, str], ...]) -> tuple:
     labels, texts = zip(*opts)
     phrases = ot.option_phrases(opts)
     occurrences = ot.find_options(text, 0, len(text), phrases)
+    quotes = at.quoted_spans(text)
     ospans = [(a, b) for lab, a, b in occurrences if len(texts[labels.index(lab)].strip()) > 2] \
-        + sl.stated_negation_words(text, occurrences, opts)
+        + sl.stated_negation_words(text, occurrences, opts, quotes)
     tags = [m.span() for m in cl.TAG.finditer(text)]
     # quoted speech and option texts blanked; markup tags turned into line breaks
-    masked = at.blank(at.blank(text, at.quoted_spans(text) + ospans), tags, "\n")
+    masked = at.blank(at.blank(text, quotes + ospans), tags, "\n")
     # sentences never end inside an option text ("Customer service at D.S.L. Extreme")
     # (filled, not spaced: an option text that is a whole sentence after ". " stays a sentence)
     sentences = at.sentence_spans(at.blank(at.blank(text, ospans, "_"), tags, "\n"), text)
